@@ -1,0 +1,110 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// One settings list for every target, so that the whole package compiles under the same rules.
+let swiftSettings: [SwiftSetting] = [
+    // SE-0335: existential types are spelled `any P`, so their cost is visible.
+    .enableUpcomingFeature("ExistentialAny"),
+    // SE-0444: a file sees only the members of modules it imports itself.
+    .enableUpcomingFeature("MemberImportVisibility"),
+    // SE-0409: imports are internal unless marked, so no module leaks its dependencies.
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "PushRelay",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pushrelay", targets: ["pushrelay"]),
+        .executable(name: "relay-bench", targets: ["relay-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+    ],
+    targets: [
+        // MARK: - C
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+
+        // MARK: - Libraries
+        .target(name: "RelayCore", swiftSettings: swiftSettings),
+        .target(
+            name: "RelayHTTP2",
+            dependencies: [
+                "CCurl",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "RelayProviders",
+            dependencies: ["RelayCore", "RelayHTTP2"],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "RelayStore", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
+        .target(name: "RelayStorePostgres", dependencies: ["RelayStore"], swiftSettings: swiftSettings),
+        .target(
+            name: "RelayServer",
+            dependencies: ["RelayCore", "RelayProviders", "RelayStore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "RelaySimulator",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Executables
+        .executableTarget(
+            name: "pushrelay",
+            dependencies: [
+                "RelayCore", "RelayServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "relay-bench",
+            dependencies: [
+                "RelayCore", "RelayHTTP2", "RelaySimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+        .testTarget(name: "CCurlTests", dependencies: ["CCurl"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayHTTP2Tests",
+            dependencies: ["RelayHTTP2", "RelaySimulator"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "RelayProvidersTests", dependencies: ["RelayProviders"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayStorePostgresTests",
+            dependencies: ["RelayStorePostgres"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer"], swiftSettings: swiftSettings),
+        .testTarget(name: "RelaySimulatorTests", dependencies: ["RelaySimulator"], swiftSettings: swiftSettings),
+    ]
+)
