@@ -91,7 +91,12 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayCoreTests",
+            dependencies: ["RelayCore"],
+            exclude: ["Fixtures"],  // golden files, read through #filePath
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "RelayHTTP2Tests",
             dependencies: ["RelayHTTP2", "RelaySimulator"],

@@ -1,0 +1,128 @@
+package import Foundation
+
+/// Any JSON value, kept as the caller wrote it.
+///
+/// Requests are first decoded into a `JSONValue` and then parsed field by field, so that validation can report every
+/// problem of a request at once, each with its path, instead of stopping at the first decoding error. Provider
+/// payloads are built as `JSONValue` trees and encoded once, with sorted keys, so their bytes are deterministic.
+///
+/// Integers and fractional numbers are separate cases so that large integer ids in custom data survive unchanged;
+/// equality compares numbers by value (`1` equals `1.0`).
+package enum JSONValue: Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+}
+
+extension JSONValue: Equatable {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)): Double(exactly: a) == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        default: false
+        }
+    }
+}
+
+extension JSONValue: Codable {
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+extension JSONValue {
+    /// Decodes JSON bytes; `nil` when they are not JSON.
+    package static func decode(_ bytes: some DataProtocol) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    }
+
+    /// The compact JSON text of this value, keys sorted, slashes unescaped.
+    package func encodedBytes() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a JSONValue cannot fail: every case maps to a JSON value, and doubles are finite because they
+        // were decoded from JSON or built from validated input (see `double(_:)`).
+        return (try? Array(encoder.encode(self))) ?? []
+    }
+
+    /// The compact JSON text of this value as a string.
+    package func encodedString() -> String {
+        String(decoding: encodedBytes(), as: UTF8.self)
+    }
+
+    /// A short name of this value's JSON type, for error messages.
+    package var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int, .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    package var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { value } else { nil }
+    }
+
+    package var stringValue: String? {
+        if case .string(let value) = self { value } else { nil }
+    }
+
+    /// The value as an integer, accepting integral fractional numbers such as `3.0`.
+    package var integerValue: Int64? {
+        switch self {
+        case .int(let value): value
+        case .double(let value): Int64(exactly: value)
+        default: nil
+        }
+    }
+
+    /// The value as a number.
+    package var numberValue: Double? {
+        switch self {
+        case .int(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
+}

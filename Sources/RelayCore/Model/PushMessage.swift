@@ -1,0 +1,138 @@
+/// One push as a caller asked for it: the native API's message, already type-checked.
+///
+/// A message may address up to 100 device tokens; ``ResolvedPush`` is the same message resolved for one token.
+/// Build one from JSON with ``PushMessage/parse(_:at:issues:)``, which checks every field and collects every problem;
+/// the compatibility APIs build one from their own request shapes.
+package struct PushMessage: Sendable, Equatable {
+    package var to: [String]
+    package var provider: Provider?
+    package var title: String?
+    package var subtitle: String?
+    package var body: String?
+    package var data: [String: JSONValue]?
+    package var sound: SoundSetting
+    package var badge: Int?
+    package var priority: PushPriority?
+    package var ttl: Int?
+    package var expiration: Int64?
+    package var collapseId: String?
+    package var threadId: String?
+    package var categoryId: String?
+    package var channelId: String?
+    package var mutableContent: Bool?
+    package var contentAvailable: Bool?
+    package var interruptionLevel: InterruptionLevel?
+    package var isCriticalAlert: Bool?
+    package var image: String?
+    package var pushType: APNsPushType?
+    package var apnsEnvironment: APNsEnvironment?
+
+    package init(
+        to: [String],
+        provider: Provider? = nil,
+        title: String? = nil,
+        subtitle: String? = nil,
+        body: String? = nil,
+        data: [String: JSONValue]? = nil,
+        sound: SoundSetting = .unspecified,
+        badge: Int? = nil,
+        priority: PushPriority? = nil,
+        ttl: Int? = nil,
+        expiration: Int64? = nil,
+        collapseId: String? = nil,
+        threadId: String? = nil,
+        categoryId: String? = nil,
+        channelId: String? = nil,
+        mutableContent: Bool? = nil,
+        contentAvailable: Bool? = nil,
+        interruptionLevel: InterruptionLevel? = nil,
+        isCriticalAlert: Bool? = nil,
+        image: String? = nil,
+        pushType: APNsPushType? = nil,
+        apnsEnvironment: APNsEnvironment? = nil
+    ) {
+        self.to = to
+        self.provider = provider
+        self.title = title
+        self.subtitle = subtitle
+        self.body = body
+        self.data = data
+        self.sound = sound
+        self.badge = badge
+        self.priority = priority
+        self.ttl = ttl
+        self.expiration = expiration
+        self.collapseId = collapseId
+        self.threadId = threadId
+        self.categoryId = categoryId
+        self.channelId = channelId
+        self.mutableContent = mutableContent
+        self.contentAvailable = contentAvailable
+        self.interruptionLevel = interruptionLevel
+        self.isCriticalAlert = isCriticalAlert
+        self.image = image
+        self.pushType = pushType
+        self.apnsEnvironment = apnsEnvironment
+    }
+}
+
+/// The `sound` field: absent, explicitly `null`, a name, or the critical-alert dictionary.
+package enum SoundSetting: Sendable, Equatable {
+    /// The field was absent: alerts play `"default"`.
+    case unspecified
+    /// The field was `null`: the push is silent.
+    case silent
+    /// A sound file name, or `"default"`.
+    case named(String)
+    /// `{critical, name, volume}`; each part optional.
+    case dictionary(critical: Bool?, name: String?, volume: Double?)
+
+    /// The sound's name when one was given.
+    package var name: String? {
+        switch self {
+        case .named(let name): name
+        case .dictionary(_, let name, _): name
+        case .unspecified, .silent: nil
+        }
+    }
+
+    /// The volume when one was given.
+    package var volume: Double? {
+        if case .dictionary(_, _, let volume) = self { volume } else { nil }
+    }
+
+    /// Whether the dictionary asks for a critical sound.
+    package var isCritical: Bool {
+        if case .dictionary(critical: true, _, _) = self { true } else { false }
+    }
+}
+
+extension PushMessage {
+    /// Whether this message is a critical alert, however the caller said so.
+    ///
+    /// Callers express criticality three ways: the native `isCriticalAlert`, `interruptionLevel: "critical"`, and
+    /// `sound.critical` (OneUptime's installs send the last two). All three mean the same thing, so that tenant policy
+    /// on critical alerts cannot be bypassed by choosing another spelling.
+    package var isCritical: Bool {
+        isCriticalAlert == true || interruptionLevel == .critical || sound.isCritical
+    }
+
+    /// Whether the message has anything a user would see or hear.
+    package var hasAlertContent: Bool {
+        title != nil || subtitle != nil || body != nil || badge != nil || image != nil
+            || {
+                switch sound {
+                case .named, .dictionary: true
+                case .unspecified, .silent: false
+                }
+            }()
+    }
+
+    /// The APNs push type: as given, else `background` for a content-available message with nothing to show and
+    /// not critical, else `alert`.
+    package var effectivePushType: APNsPushType {
+        if let pushType { return pushType }
+        if contentAvailable == true && !hasAlertContent && !isCritical { return .background }
+        return .alert
+    }
+}

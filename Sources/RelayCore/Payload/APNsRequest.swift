@@ -1,0 +1,124 @@
+package import Foundation
+
+/// A request for APNs's HTTP/2 provider API: `POST /3/device/<token>`.
+package struct APNsRequest: Sendable, Equatable {
+    package var environment: APNsEnvironment
+    package var path: String
+    /// `apns-push-type`, `apns-priority`, `apns-topic`, `apns-expiration` and `apns-collapse-id` when they apply, and
+    /// `apns-id`; credentials are added by the sender.
+    package var headers: [HeaderField]
+    /// The JSON payload: `aps` and the custom data beside it.
+    package var body: [UInt8]
+    /// The lowercase UUID sent as `apns-id`, which APNs echoes, so that every send can be traced.
+    package var apnsID: String
+
+    /// Builds the APNs request for one push.
+    ///
+    /// - Parameters:
+    ///   - now: the current time, for `apns-expiration` from `ttl`.
+    ///   - apnsID: a fresh UUID for this push; retries reuse it.
+    /// - Throws: ``MessageTooBig`` when the payload exceeds 4096 bytes (5120 for VoIP).
+    package init(
+        push: ResolvedPush,
+        settings: PayloadSettings,
+        now: Date,
+        apnsID: UUID
+    ) throws(MessageTooBig) {
+        let message = push.message
+        let pushType = push.pushType
+        self.environment = message.apnsEnvironment ?? settings.apnsDefaultEnvironment
+        self.path = "/3/device/\(push.token)"
+        self.apnsID = apnsID.uuidString.lowercased()
+
+        var headers = [
+            HeaderField("apns-push-type", pushType.rawValue),
+            HeaderField("apns-priority", String(APNsPayload.priority(push))),
+            HeaderField("apns-topic", settings.apnsTopic + pushType.topicSuffix),
+        ]
+        if let expiration = APNsPayload.expiration(message, now: now) {
+            headers.append(HeaderField("apns-expiration", expiration))
+        }
+        if let collapseId = message.collapseId {
+            headers.append(HeaderField("apns-collapse-id", collapseId))
+        }
+        headers.append(HeaderField("apns-id", self.apnsID))
+        self.headers = headers
+
+        var payload = message.data ?? [:]
+        if let image = message.image { payload["image"] = .string(image) }
+        payload["aps"] = .object(APNsPayload.aps(push))
+        self.body = JSONValue.object(payload).encodedBytes()
+        if body.count > pushType.payloadLimit {
+            throw MessageTooBig(provider: .apns, size: body.count, limit: pushType.payloadLimit)
+        }
+    }
+}
+
+/// The `aps` dictionary and headers, shared by the APNs request and the `apns` block of FCM requests.
+package enum APNsPayload {
+    /// Apple: a critical alert's `aps.sound` is `{"critical": 1, "name": …, "volume": …}`; full volume by default.
+    package static let defaultCriticalVolume = 1.0
+
+    /// `apns-priority`: 5 for background pushes whatever was asked (Apple rejects 10), 10 for critical alerts,
+    /// 5 for `normal`, else 10 (APNs's own default).
+    package static func priority(_ push: ResolvedPush) -> Int {
+        if push.pushType == .background { return 5 }
+        if push.isCritical { return 10 }
+        return push.message.priority == .normal ? 5 : 10
+    }
+
+    /// `apns-expiration`: now + ttl (`"0"` for a ttl of 0: one attempt, no storage), else `expiration`.
+    package static func expiration(_ message: PushMessage, now: Date) -> String? {
+        if let ttl = message.ttl {
+            return ttl == 0 ? "0" : String(Int64(now.timeIntervalSince1970) + Int64(ttl))
+        }
+        return message.expiration.map { String($0) }
+    }
+
+    /// The `aps` dictionary.
+    package static func aps(_ push: ResolvedPush) -> [String: JSONValue] {
+        let message = push.message
+        var aps: [String: JSONValue] = [:]
+        if push.pushType == .background {
+            aps["content-available"] = .int(1)
+        } else {
+            var alert: [String: JSONValue] = [:]
+            if let title = message.title { alert["title"] = .string(title) }
+            if let subtitle = message.subtitle { alert["subtitle"] = .string(subtitle) }
+            if let body = message.body { alert["body"] = .string(body) }
+            if !alert.isEmpty { aps["alert"] = .object(alert) }
+            if let badge = message.badge { aps["badge"] = .int(Int64(badge)) }
+            if let sound = sound(push) { aps["sound"] = sound }
+            if message.contentAvailable == true { aps["content-available"] = .int(1) }
+            if message.mutableContent == true || message.image != nil { aps["mutable-content"] = .int(1) }
+            if push.pushType == .widgets { aps["content-changed"] = .bool(true) }
+        }
+        if push.isCritical {
+            aps["interruption-level"] = .string(InterruptionLevel.critical.rawValue)
+        } else if let level = message.interruptionLevel {
+            aps["interruption-level"] = .string(level.rawValue)
+        }
+        if let threadId = message.threadId { aps["thread-id"] = .string(threadId) }
+        if let category = message.categoryId { aps["category"] = .string(category) }
+        return aps
+    }
+
+    /// `aps.sound`: the critical dictionary for critical alerts; otherwise the name as given, `"default"` when
+    /// absent on an alert, nothing when `null`.
+    private static func sound(_ push: ResolvedPush) -> JSONValue? {
+        let sound = push.message.sound
+        if push.isCritical {
+            return .object([
+                "critical": .int(1),
+                "name": .string(sound.name ?? "default"),
+                "volume": .double(sound.volume ?? defaultCriticalVolume),
+            ])
+        }
+        switch sound {
+        case .silent: return nil
+        case .unspecified: return push.pushType == .alert ? .string("default") : nil
+        case .named(let name): return .string(name)
+        case .dictionary(_, let name, _): return .string(name ?? "default")
+        }
+    }
+}

@@ -1,0 +1,109 @@
+/// Reads typed fields out of a JSON object, recording a ``ValidationIssue`` for every field of the wrong type.
+///
+/// `null` reads as absent for every field; fields where `null` means something (`sound`) are read raw.
+struct ObjectReader {
+    let object: [String: JSONValue]
+    let path: JSONPath
+    var issues: [ValidationIssue] = []
+
+    init(_ object: [String: JSONValue], at path: JSONPath) {
+        self.object = object
+        self.path = path
+    }
+
+    /// Records every key outside `known`, suggesting the closest known name for a likely typo.
+    mutating func rejectUnknownKeys(_ known: Set<String>) {
+        for key in object.keys.sorted() where !known.contains(key) {
+            var message = "unknown field '\(key)'"
+            if let suggestion = Self.closest(to: key, in: known) {
+                message += "; did you mean '\(suggestion)'?"
+            }
+            issues.append(ValidationIssue(path.appending(key), message))
+        }
+    }
+
+    func raw(_ key: String) -> JSONValue? {
+        object[key]
+    }
+
+    mutating func string(_ key: String) -> String? {
+        switch object[key] {
+        case nil, .null: return nil
+        case .string(let value): return value
+        case let other?:
+            mismatch(key, expected: "a string", got: other)
+            return nil
+        }
+    }
+
+    mutating func bool(_ key: String) -> Bool? {
+        switch object[key] {
+        case nil, .null: return nil
+        case .bool(let value): return value
+        case let other?:
+            mismatch(key, expected: "a boolean", got: other)
+            return nil
+        }
+    }
+
+    /// An integer; fractional values and values beyond `Int` are type errors.
+    mutating func integer(_ key: String) -> Int64? {
+        switch object[key] {
+        case nil, .null: return nil
+        case let value? where value.integerValue != nil: return value.integerValue
+        case let other?:
+            mismatch(key, expected: "an integer", got: other)
+            return nil
+        }
+    }
+
+    mutating func object(_ key: String) -> [String: JSONValue]? {
+        switch object[key] {
+        case nil, .null: return nil
+        case .object(let value): return value
+        case let other?:
+            mismatch(key, expected: "an object", got: other)
+            return nil
+        }
+    }
+
+    /// One of an enumeration's raw values.
+    mutating func enumeration<E: RawRepresentable & CaseIterable>(_ key: String, _: E.Type) -> E?
+    where E.RawValue == String {
+        guard let text = string(key) else { return nil }
+        if let value = E(rawValue: text) { return value }
+        let allowed = E.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        issues.append(ValidationIssue(path.appending(key), "must be one of \(allowed)"))
+        return nil
+    }
+
+    mutating func mismatch(_ key: String, expected: String, got value: JSONValue) {
+        issues.append(ValidationIssue(path.appending(key), "must be \(expected), not \(value.typeName)"))
+    }
+
+    /// The known name within edit distance 2 of `key`, if exactly one is closest.
+    static func closest(to key: String, in known: Set<String>) -> String? {
+        let scored = known.map { ($0, editDistance(key.lowercased(), $0.lowercased())) }.filter { $0.1 <= 2 }
+        guard let best = scored.min(by: { ($0.1, $0.0) < ($1.1, $1.0) }) else { return nil }
+        return best.0
+    }
+
+    /// Levenshtein distance over Unicode scalars.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.unicodeScalars)
+        let b = Array(b.unicodeScalars)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+extension PushMessage {
+    /// At most this many device tokens in one message (and, by default, in one request).
+    package static let maxTokens = 100
+    /// Apple: `apns-collapse-id` is at most 64 bytes.
+    package static let maxCollapseIdBytes = 64
+
+    /// Checks every rule on a typed message and resolves each token's provider.
+    ///
+    /// - Parameters:
+    ///   - path: where this message sits in the request, for the issues' paths.
+    ///   - issues: every problem found is appended here.
+    ///   - skipping: paths already reported (by type checks), not to be reported again.
+    /// - Returns: the validated message, or `nil` when any rule failed.
+    package func validated(
+        at path: JSONPath,
+        issues: inout [ValidationIssue],
+        skipping: Set<String> = []
+    ) -> ValidatedMessage? {
+        var found: [ValidationIssue] = []
+        func report(_ field: JSONPath, _ message: String) {
+            if !skipping.contains(field.description) { found.append(ValidationIssue(field, message)) }
+        }
+
+        // Tokens: 1 to 100, each of a recognised shape (or of the named provider's shape).
+        let toPath = path.appending("to")
+        var providers: [Provider] = []
+        if !(1...Self.maxTokens).contains(to.count) {
+            report(toPath, "must hold 1 to \(Self.maxTokens) device tokens, not \(to.count)")
+        }
+        for (index, token) in to.enumerated() {
+            let tokenPath = toPath.appending(index)
+            if let provider {
+                if DeviceToken.matches(token, provider: provider) {
+                    providers.append(provider)
+                } else {
+                    report(tokenPath, "is not \(Self.describe(provider)) (\(token.utf8.count) characters)")
+                }
+            } else if let inferred = DeviceToken.inferProvider(token) {
+                providers.append(inferred)
+            } else {
+                report(
+                    tokenPath,
+                    "is not a recognised device token (\(token.utf8.count) characters): expected ExponentPushToken[…], "
+                        + "an APNs token (even-length hex, 64 to 200 characters) or an FCM registration token "
+                        + "(100 to 4096 characters of A-Z a-z 0-9 _ : -)"
+                )
+            }
+        }
+
+        // Ranges.
+        if let volume = sound.volume, !(0.0...1.0).contains(volume) {
+            report(path.appending("sound").appending("volume"), "must be from 0.0 to 1.0")
+        }
+        if let badge, badge < 0 { report(path.appending("badge"), "must be 0 or more") }
+        if let ttl, ttl < 0 { report(path.appending("ttl"), "must be 0 or more seconds") }
+        if let expiration, expiration < 0 { report(path.appending("expiration"), "must be a UNIX time in seconds") }
+        if let collapseId, collapseId.utf8.count > Self.maxCollapseIdBytes {
+            report(
+                path.appending("collapseId"),
+                "must be at most \(Self.maxCollapseIdBytes) bytes, not \(collapseId.utf8.count)"
+            )
+        }
+        if let image, !Self.isHTTPSURL(image) {
+            report(path.appending("image"), "must be an https URL")
+        }
+
+        // Push types: a critical alert is an alert; a background push shows nothing.
+        let pushType = effectivePushType
+        if isCritical && pushType != .alert {
+            report(path.appending("pushType"), "must be 'alert' for a critical alert, not '\(pushType.rawValue)'")
+        }
+        if pushType == .background {
+            let shown: [(String, Bool)] = [
+                ("title", title != nil), ("subtitle", subtitle != nil), ("body", body != nil),
+                ("image", image != nil), ("badge", badge != nil), ("sound", sound.name != nil || sound.isCritical),
+            ]
+            for (field, present) in shown where present {
+                report(path.appending(field), "must be absent: a background push carries no alert, sound or badge")
+            }
+        }
+
+        // Custom data keys the providers reserve.
+        if let data {
+            let dataPath = path.appending("data")
+            if providers.contains(.apns) {
+                if data["aps"] != nil { report(dataPath.appending("aps"), "is reserved by APNs") }
+                if image != nil && data["image"] != nil {
+                    report(dataPath.appending("image"), "conflicts with the 'image' field, which APNs carries as data.image")
+                }
+            }
+            if providers.contains(.fcm) {
+                for key in data.keys.sorted() where Self.isReservedByFCM(key) {
+                    report(dataPath.appending(key), "is reserved by FCM ('from', 'message_type', 'google…', 'gcm…')")
+                }
+            }
+        }
+
+        issues += found
+        guard found.isEmpty, providers.count == to.count, !to.isEmpty else { return nil }
+        return ValidatedMessage(message: self, providers: providers)
+    }
+
+    private static func describe(_ provider: Provider) -> String {
+        switch provider {
+        case .apns: "an APNs device token (even-length hex, 64 to 200 characters)"
+        case .fcm: "an FCM registration token (100 to 4096 characters of A-Z a-z 0-9 _ : -)"
+        case .expo: "an Expo push token (ExponentPushToken[…])"
+        }
+    }
+
+    private static func isHTTPSURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let host = url.host else {
+            return false
+        }
+        return !host.isEmpty
+    }
+
+    /// Firebase: data keys must not be `from`, `message_type`, or start with `google` or `gcm`.
+    private static func isReservedByFCM(_ key: String) -> Bool {
+        let lower = key.lowercased()
+        return lower == "from" || lower == "message_type" || lower.hasPrefix("google") || lower.hasPrefix("gcm")
+    }
+}
+
+/// A message that passed validation, with the provider of each of its tokens.
+///
+/// Only ``PushMessage/validated(at:issues:skipping:)`` makes one, so holding one proves the rules were checked.
+package struct ValidatedMessage: Sendable, Equatable {
+    package let message: PushMessage
+    /// The provider of each token, in the order of `message.to`.
+    package let providers: [Provider]
+
+    fileprivate init(message: PushMessage, providers: [Provider]) {
+        self.message = message
+        self.providers = providers
+    }
+
+    /// The message resolved for each of its tokens, in order.
+    package var pushes: [ResolvedPush] {
+        zip(message.to, providers).map { ResolvedPush(message: message, token: $0, provider: $1) }
+    }
+}
+
+/// A validated message resolved for one device token: what a provider request is built from.
+package struct ResolvedPush: Sendable, Equatable {
+    package let message: PushMessage
+    package let token: String
+    package let provider: Provider
+    /// Normalised criticality (``PushMessage/isCritical``).
+    package let isCritical: Bool
+    package let pushType: APNsPushType
+
+    fileprivate init(message: PushMessage, token: String, provider: Provider) {
+        self.message = message
+        self.token = token
+        self.provider = provider
+        self.isCritical = message.isCritical
+        self.pushType = message.effectivePushType
+    }
+}

@@ -1,0 +1,64 @@
+package import Foundation
+
+/// The native API's request body: `{"messages": [message, …]}`.
+package struct PushRequest: Sendable, Equatable {
+    /// At most this many notifications (tokens, over all messages) in one request.
+    package static let maxNotifications = 100
+
+    package var messages: [ValidatedMessage]
+
+    /// Every notification of the request, in request order.
+    package var pushes: [ResolvedPush] { messages.flatMap(\.pushes) }
+
+    /// Parses and validates a request body.
+    ///
+    /// - Throws: ``ValidationFailure`` with every problem of the request, each with its path.
+    package static func parse(_ body: some DataProtocol) throws(ValidationFailure) -> PushRequest {
+        guard let json = JSONValue.decode(body) else {
+            throw ValidationFailure(issues: [ValidationIssue(path: "", message: "the request body is not valid JSON")])
+        }
+        return try parse(json)
+    }
+
+    /// Parses and validates a request already decoded as JSON.
+    package static func parse(_ json: JSONValue) throws(ValidationFailure) -> PushRequest {
+        guard case .object(let object) = json else {
+            throw ValidationFailure(issues: [
+                ValidationIssue(path: "", message: "the request body must be an object {\"messages\": […]}")
+            ])
+        }
+        var reader = ObjectReader(object, at: .root)
+        reader.rejectUnknownKeys(["messages"])
+        var issues = reader.issues
+        let path = JSONPath("messages")
+        guard case .array(let elements)? = object["messages"] else {
+            let got = object["messages"].map { ", not \($0.typeName)" } ?? ""
+            issues.append(ValidationIssue(path, "is required: an array of 1 or more messages\(got)"))
+            throw ValidationFailure(issues: issues)
+        }
+        if elements.isEmpty {
+            issues.append(ValidationIssue(path, "must hold at least one message"))
+        }
+        var messages: [ValidatedMessage] = []
+        messages.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            if let message = PushMessage.parse(element, at: path.appending(index), issues: &issues) {
+                messages.append(message)
+            }
+        }
+        let notifications = elements.reduce(0) { count, element in
+            switch element.objectValue?["to"] {
+            case .array(let tokens)?: count + tokens.count
+            case .string?: count + 1
+            default: count
+            }
+        }
+        if notifications > maxNotifications {
+            issues.append(
+                ValidationIssue(path, "a request carries at most \(maxNotifications) notifications, not \(notifications)")
+            )
+        }
+        guard issues.isEmpty else { throw ValidationFailure(issues: issues) }
+        return PushRequest(messages: messages)
+    }
+}
