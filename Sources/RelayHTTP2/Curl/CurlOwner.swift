@@ -1,0 +1,370 @@
+import CCurl
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The pool's curl thread: the only code that touches the multi handle and its easy handles.
+///
+/// It loops: take the inbox's events → run them through the state machine → perform its actions →
+/// `curl_multi_perform` → collect finished transfers → expire deadlines → `curl_multi_poll` until the next event,
+/// socket activity, curl timer or deadline.
+final class CurlOwner {
+    private let multi: UnsafeMutableRawPointer
+    private let configuration: HTTP2PoolConfiguration
+    private let shared: HTTP2Pool.Shared
+    private var machine: HTTP2Pool.StateMachine
+    private let clock = ContinuousClock()
+
+    /// Every request the owner holds, queued or in libcurl.
+    private var transfers: [HTTP2Pool.RequestID: CurlTransfer] = [:]
+    private var requestByHandle: [UnsafeMutableRawPointer: HTTP2Pool.RequestID] = [:]
+    /// Easy handles kept for reuse after `curl_easy_reset`, to spare an allocation per request.
+    private var spareHandles: [UnsafeMutableRawPointer] = []
+    private let sockets = SocketCounter()
+    private var finishedSinceExchange: [HTTP2Pool.RequestID] = []
+    private var statistics = HTTP2PoolStatistics()
+    private var closing = false
+
+    private static let maxSpareHandles = 256
+    private static let maxPollMilliseconds: Int32 = 1000
+
+    init(multi: UnsafeMutableRawPointer, configuration: HTTP2PoolConfiguration, shared: HTTP2Pool.Shared) {
+        self.multi = multi
+        self.configuration = configuration
+        self.shared = shared
+        self.machine = HTTP2Pool.StateMachine(
+            maxInFlight: configuration.maxInFlight,
+            maxQueued: configuration.maxQueued
+        )
+        // Multiplex, never over-connect (libcurl 7.88.1 opens a connection per waiting transfer without a host
+        // limit), keep a cache as large as the pool, and lift the client-side stream cap of 100.
+        _ = relay_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = relay_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnections)
+        _ = relay_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxConnections)
+        _ = relay_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.maxConnections + 2)
+        _ = relay_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.maxConcurrentStreams)
+    }
+
+    func run() {
+        while true {
+            for event in shared.exchange(finished: finishedSinceExchange) {
+                handle(event)
+            }
+            finishedSinceExchange.removeAll(keepingCapacity: true)
+
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            collectFinished()
+            perform(machine.tick(now: clock.now))
+            publishStatistics()
+            if closing && transfers.isEmpty { break }
+
+            var timeout = Self.maxPollMilliseconds
+            if let deadline = machine.nextDeadline {
+                let left = clock.now.duration(to: deadline)
+                timeout = min(timeout, Int32(clamping: max(0, left.milliseconds + 1)))
+            }
+            _ = curl_multi_poll(multi, nil, 0, timeout, nil)
+        }
+        shutDown()
+    }
+
+    // MARK: - Events
+
+    private func handle(_ event: HTTP2Pool.Event) {
+        let now = clock.now
+        switch event {
+        case .submit(let id, let request, let deadline, let continuation):
+            transfers[id] = CurlTransfer(
+                id: id,
+                request: request,
+                continuation: continuation,
+                submitted: now,
+                deadline: deadline,
+                maxResponseBytes: configuration.maxResponseBytes
+            )
+            if let action = machine.requestSubmitted(id, deadline: deadline, now: now) {
+                perform([action])
+            }
+        case .cancel(let id):
+            perform(machine.requestCancelled(id, now: now))
+        case .shutdown(let deadline):
+            perform(machine.shutdownRequested(deadline: deadline, now: now))
+        }
+    }
+
+    private func perform(_ actions: [HTTP2Pool.StateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .startTransfer(let id):
+                guard let transfer = transfers[id] else { continue }
+                if let error = start(transfer) {
+                    finish(transfer, with: .failure(error))
+                    perform(machine.transferFinished(id, now: clock.now))
+                }
+            case .failRequest(let id, let error):
+                if let transfer = transfers[id] { finish(transfer, with: .failure(error)) }
+            case .abortTransfer(let id, let error):
+                if let transfer = transfers[id] {
+                    detach(transfer)
+                    finish(transfer, with: .failure(error))
+                }
+            case .close:
+                closing = true
+            }
+        }
+    }
+
+    // MARK: - Transfers
+
+    /// Configures an easy handle for the transfer and adds it to the multi handle.
+    private func start(_ transfer: CurlTransfer) -> HTTP2Error? {
+        guard let easy = spareHandles.popLast() ?? curl_easy_init() else {
+            return HTTP2Error(.other, detail: "curl_easy_init failed")
+        }
+        transfer.easy = easy
+        transfer.started = clock.now
+        requestByHandle[easy] = transfer.id
+        if let error = configure(easy, for: transfer) {
+            detach(transfer)
+            return error
+        }
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else {
+            requestByHandle[easy] = nil
+            transfer.easy = nil
+            recycle(easy, added: false)
+            return HTTP2Error(.other, detail: "curl_multi_add_handle failed (\(added.rawValue))")
+        }
+        return nil
+    }
+
+    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) -> HTTP2Error? {
+        let request = transfer.request
+        let remaining = clock.now.duration(to: transfer.deadline)
+        var failure: CURLcode = CURLE_OK
+        func check(_ code: CURLcode) { if failure == CURLE_OK && code != CURLE_OK { failure = code } }
+
+        check(relay_curl_easy_setopt_string(easy, CURLOPT_URL, request.url))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(remaining.milliseconds))))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.milliseconds)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleAge.seconds)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_MAXLIFETIME_CONN, Int(configuration.maxLifetime.seconds)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_DNS_CACHE_TIMEOUT, Int(configuration.dnsCacheTimeout.seconds)))
+        if let caFile = configuration.caFile {
+            check(relay_curl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
+        }
+
+        // Headers. libcurl labels POST bodies form-encoded unless told otherwise: an empty value removes its header.
+        var list: UnsafeMutablePointer<curl_slist>?
+        var hasContentType = false
+        for header in request.headers {
+            if header.name.lowercased() == "content-type" { hasContentType = true }
+            list = curl_slist_append(list, "\(header.name): \(header.value)")
+        }
+        if !hasContentType { list = curl_slist_append(list, "Content-Type:") }
+        list = curl_slist_append(list, "Expect:")
+        transfer.headerList = list
+        check(relay_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
+
+        // Method and body; libcurl copies the body, so the request need not outlive this call.
+        switch request.method {
+        case "GET":
+            check(relay_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
+        default:
+            check(relay_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+            if request.body.isEmpty {
+                check(relay_curl_easy_setopt_string(easy, CURLOPT_COPYPOSTFIELDS, ""))
+            } else {
+                check(request.body.withUnsafeBytes { bytes in
+                    relay_curl_easy_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+                })
+            }
+            if request.method != "POST" {
+                check(relay_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method))
+            }
+        }
+
+        // Callbacks reach the transfer through an unretained pointer: `transfers` keeps it alive until the handle
+        // leaves the multi handle.
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        check(relay_curl_easy_setopt_data_fn(easy, CURLOPT_WRITEFUNCTION, onBody))
+        check(relay_curl_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, context))
+        check(relay_curl_easy_setopt_data_fn(easy, CURLOPT_HEADERFUNCTION, onHeader))
+        check(relay_curl_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, context))
+        let counter = Unmanaged.passUnretained(sockets).toOpaque()
+        check(relay_curl_easy_setopt_opensocket_fn(easy, onOpenSocket))
+        check(relay_curl_easy_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, counter))
+        check(relay_curl_easy_setopt_closesocket_fn(easy, onCloseSocket))
+        check(relay_curl_easy_setopt_ptr(easy, CURLOPT_CLOSESOCKETDATA, counter))
+
+        return failure == CURLE_OK ? nil : CurlResult.error(for: failure)
+    }
+
+    /// Reads every finished transfer and decides what it means.
+    private func collectFinished() {
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            var handle: UnsafeMutableRawPointer?
+            var result = CURLE_OK
+            guard relay_curl_msg_done(message, &handle, &result) != 0, let easy = handle,
+                let id = requestByHandle[easy], let transfer = transfers[id]
+            else { continue }
+            let outcome = outcome(of: transfer, easy: easy, result: result)
+            detach(transfer)
+            finish(transfer, with: outcome)
+            perform(machine.transferFinished(id, now: clock.now))
+        }
+    }
+
+    /// A transfer counts as answered only with a non-zero response code over HTTP/2: libcurl 7.88.1 can report a
+    /// reset or aborted stream as `CURLE_OK` with response code 0.
+    private func outcome(of transfer: CurlTransfer, easy: UnsafeMutableRawPointer, result: CURLcode) -> Result<HTTP2Response, HTTP2Error> {
+        var status = 0
+        _ = relay_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var version = 0
+        _ = relay_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        var connects = 0
+        _ = relay_curl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+        statistics.connectionsOpened += connects
+
+        if result == CURLE_WRITE_ERROR && transfer.bodyTooLarge {
+            return .failure(HTTP2Error(.responseTooLarge, detail: "the response exceeded \(transfer.maxResponseBytes) bytes"))
+        }
+        guard result == CURLE_OK else { return .failure(CurlResult.error(for: result)) }
+        guard status != 0 else {
+            return .failure(HTTP2Error(.noResponse, detail: "the transfer ended without a response"))
+        }
+        guard version == Int(CURL_HTTP_VERSION_2_0) else {
+            return .failure(HTTP2Error(.notHTTP2, detail: "the server answered over HTTP/1.x; HTTP/2 is required"))
+        }
+        let now = clock.now
+        let started = transfer.started ?? transfer.submitted
+        return .success(
+            HTTP2Response(
+                status: status,
+                headers: transfer.headers,
+                body: transfer.body,
+                timings: .init(
+                    queued: transfer.submitted.duration(to: started),
+                    transfer: started.duration(to: now),
+                    openedConnection: connects > 0
+                )
+            )
+        )
+    }
+
+    /// Takes the transfer's handle out of the multi handle, keeping the handle for reuse.
+    private func detach(_ transfer: CurlTransfer) {
+        guard let easy = transfer.easy else { return }
+        requestByHandle[easy] = nil
+        transfer.easy = nil
+        recycle(easy, added: true)
+    }
+
+    private func recycle(_ easy: UnsafeMutableRawPointer, added: Bool) {
+        if added { _ = curl_multi_remove_handle(multi, easy) }
+        if spareHandles.count < Self.maxSpareHandles {
+            curl_easy_reset(easy)
+            spareHandles.append(easy)
+        } else {
+            curl_easy_cleanup(easy)
+        }
+    }
+
+    /// Resumes the caller, once, and forgets the transfer.
+    private func finish(_ transfer: CurlTransfer, with outcome: Result<HTTP2Response, HTTP2Error>) {
+        guard transfers.removeValue(forKey: transfer.id) != nil else { return }
+        finishedSinceExchange.append(transfer.id)
+        switch outcome {
+        case .success(let response):
+            statistics.completed += 1
+            transfer.continuation.resume(returning: response)
+        case .failure(let error):
+            statistics.failed[error.kind, default: 0] += 1
+            transfer.continuation.resume(throwing: error)
+        }
+    }
+
+    private func publishStatistics() {
+        statistics.connectionsOpen = sockets.open
+        statistics.streamsInFlight = machine.inFlightCount
+        statistics.queued = machine.queuedCount
+        let snapshot = statistics
+        shared.statistics.withLock { $0 = snapshot }
+    }
+
+    /// Fails whatever arrived too late, frees every handle and closes the connections.
+    private func shutDown() {
+        let late = HTTP2Error(.shuttingDown, detail: "the pool is shut down")
+        for transfer in Array(transfers.values) {
+            detach(transfer)
+            finish(transfer, with: .failure(late))
+        }
+        for event in shared.ownerExiting() {
+            if case .submit(_, _, _, let continuation) = event { continuation.resume(throwing: late) }
+        }
+        for easy in spareHandles { curl_easy_cleanup(easy) }
+        spareHandles.removeAll()
+        curl_multi_cleanup(multi)
+        publishStatistics()
+    }
+}
+
+// Thread-confined: made and used on the pool's curl thread only.
+@available(*, unavailable)
+extension CurlOwner: Sendable {}
+
+/// Counts the sockets libcurl opens and closes, for the open-connections statistic. Used on the curl thread only.
+final class SocketCounter {
+    var open = 0
+}
+
+// MARK: - C callbacks (capture nothing; state arrives through the context pointer)
+
+private let onBody: relay_curl_data_fn = { bytes, size, count, context in
+    guard let bytes, let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.appendBody(UnsafeRawBufferPointer(start: bytes, count: size * count))
+}
+
+private let onHeader: relay_curl_data_fn = { bytes, size, count, context in
+    guard let bytes, let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    transfer.appendHeaderLine(UnsafeRawBufferPointer(start: bytes, count: size * count))
+    return size * count
+}
+
+private let onOpenSocket: relay_curl_opensocket_fn = { context, _, address in
+    guard let address else { return relay_curl_socket_bad() }
+    let fd = socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+    if fd >= 0, let context {
+        Unmanaged<SocketCounter>.fromOpaque(context).takeUnretainedValue().open += 1
+    }
+    return fd
+}
+
+private let onCloseSocket: relay_curl_closesocket_fn = { context, fd in
+    if let context {
+        Unmanaged<SocketCounter>.fromOpaque(context).takeUnretainedValue().open -= 1
+    }
+    return close(fd)
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Whole seconds, rounded down.
+    var seconds: Int64 { components.seconds }
+}
