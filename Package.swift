@@ -99,7 +99,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayHTTP2Tests",
-            dependencies: ["RelayHTTP2", "RelaySimulator"],
+            dependencies: ["RelayHTTP2", "RelaySimulator", .product(name: "NIOHTTP2", package: "swift-nio-http2")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "RelaySimulatorTests", dependencies: ["RelaySimulator"], swiftSettings: swiftSettings),

@@ -4,6 +4,7 @@ import ArgumentParser
 struct RelayBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relay-bench",
-        abstract: "PushRelay benchmarks; figures are recorded in Docs/benchmarks.md."
+        abstract: "PushRelay benchmarks; figures and the commands that made them are in Docs/benchmarks.md.",
+        subcommands: [TransportBenchmark.self]
     )
 }

@@ -8,8 +8,29 @@ import Testing
     let t0 = ContinuousClock.now
     var later: ContinuousClock.Instant { t0 + .seconds(10) }
 
+    /// A machine past its first response, so admission is limited by `maxInFlight` alone.
+    func warmMachine(maxInFlight: Int, maxQueued: Int) -> Machine {
+        var machine = Machine(maxInFlight: maxInFlight, maxQueued: maxQueued)
+        _ = machine.requestSubmitted(0, deadline: later, now: t0)
+        _ = machine.transferFinished(0, now: t0)
+        return machine
+    }
+
+    @Test func oneRequestAtATimeUntilTheFirstResponse() {
+        var machine = Machine(maxInFlight: 100, maxQueued: 10)
+        #expect(machine.requestSubmitted(1, deadline: later, now: t0) == .startTransfer(1))
+        #expect(machine.requestSubmitted(2, deadline: later, now: t0) == nil)
+        #expect(machine.requestSubmitted(3, deadline: later, now: t0) == nil)
+        // A failure without a response teaches nothing about the server: still one at a time.
+        #expect(machine.transferFinished(1, answered: false, now: t0) == [.startTransfer(2)])
+        // The first response opens the pool to its full width.
+        #expect(machine.transferFinished(2, answered: true, now: t0) == [.startTransfer(3)])
+        #expect(machine.requestSubmitted(4, deadline: later, now: t0) == .startTransfer(4))
+        #expect(machine.inFlightCount == 2)
+    }
+
     @Test func admitsUpToMaxInFlightThenQueues() {
-        var machine = Machine(maxInFlight: 2, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 2, maxQueued: 10)
         #expect(machine.requestSubmitted(1, deadline: later, now: t0) == .startTransfer(1))
         #expect(machine.requestSubmitted(2, deadline: later, now: t0) == .startTransfer(2))
         #expect(machine.requestSubmitted(3, deadline: later, now: t0) == nil)
@@ -18,7 +39,7 @@ import Testing
     }
 
     @Test func finishedTransferStartsTheOldestWaitingRequest() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         _ = machine.requestSubmitted(1, deadline: later, now: t0)
         _ = machine.requestSubmitted(2, deadline: later, now: t0)
         _ = machine.requestSubmitted(3, deadline: later, now: t0)
@@ -29,7 +50,7 @@ import Testing
     }
 
     @Test func newRequestsDoNotOvertakeWaitingOnes() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         _ = machine.requestSubmitted(1, deadline: later, now: t0)
         _ = machine.requestSubmitted(2, deadline: later, now: t0)
         #expect(machine.transferFinished(1, now: t0) == [.startTransfer(2)])
@@ -38,7 +59,7 @@ import Testing
     }
 
     @Test func fullQueueRefusesAsOverloaded() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 1)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 1)
         _ = machine.requestSubmitted(1, deadline: later, now: t0)
         _ = machine.requestSubmitted(2, deadline: later, now: t0)
         guard case .failRequest(3, let error)? = machine.requestSubmitted(3, deadline: later, now: t0) else {
@@ -50,7 +71,7 @@ import Testing
     }
 
     @Test func queuedRequestsExpireAtTheirDeadline() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         _ = machine.requestSubmitted(1, deadline: later, now: t0)
         _ = machine.requestSubmitted(2, deadline: t0 + .seconds(1), now: t0)
         #expect(machine.nextDeadline == t0 + .seconds(1))
@@ -66,7 +87,7 @@ import Testing
     }
 
     @Test func expiredWaitingRequestIsNotStartedWhenAStreamFrees() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         _ = machine.requestSubmitted(1, deadline: later, now: t0)
         _ = machine.requestSubmitted(2, deadline: t0 + .seconds(1), now: t0)
         _ = machine.requestSubmitted(3, deadline: later, now: t0)
@@ -81,7 +102,7 @@ import Testing
     }
 
     @Test func requestWithPastDeadlineFailsAtOnce() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         guard case .failRequest(1, let error)? = machine.requestSubmitted(1, deadline: t0, now: t0) else {
             Issue.record("expected a timeout")
             return
@@ -90,7 +111,7 @@ import Testing
     }
 
     @Test func cancellingAQueuedRequestFailsItWithoutTouchingCurl() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         _ = machine.requestSubmitted(1, deadline: later, now: t0)
         _ = machine.requestSubmitted(2, deadline: later, now: t0)
         _ = machine.requestSubmitted(3, deadline: later, now: t0)
@@ -106,7 +127,7 @@ import Testing
     }
 
     @Test func cancellingAnInFlightRequestAbortsItAndStartsTheNext() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         _ = machine.requestSubmitted(1, deadline: later, now: t0)
         _ = machine.requestSubmitted(2, deadline: later, now: t0)
         let actions = machine.requestCancelled(1, now: t0)
@@ -122,12 +143,12 @@ import Testing
     }
 
     @Test func cancellingAnUnknownRequestDoesNothing() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         #expect(machine.requestCancelled(42, now: t0) == [])
     }
 
     @Test func shutdownRefusesNewRequestsAndClosesWhenDrained() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         _ = machine.requestSubmitted(1, deadline: later, now: t0)
         _ = machine.requestSubmitted(2, deadline: later, now: t0)
         #expect(machine.shutdownRequested(deadline: t0 + .seconds(5), now: t0) == [])
@@ -144,12 +165,12 @@ import Testing
     }
 
     @Test func shutdownOfAnIdlePoolClosesAtOnce() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         #expect(machine.shutdownRequested(deadline: t0 + .seconds(5), now: t0) == [.close])
     }
 
     @Test func drainDeadlineAbortsWhatIsLeft() {
-        var machine = Machine(maxInFlight: 1, maxQueued: 10)
+        var machine = warmMachine(maxInFlight: 1, maxQueued: 10)
         _ = machine.requestSubmitted(1, deadline: t0 + .seconds(60), now: t0)
         _ = machine.requestSubmitted(2, deadline: t0 + .seconds(60), now: t0)
         _ = machine.shutdownRequested(deadline: t0 + .seconds(5), now: t0)
@@ -169,7 +190,7 @@ import Testing
     @Test func everyRequestEndsExactlyOnce() {
         // A long random-looking script: submissions, finishes, cancellations and ticks. Each id must reach exactly one
         // terminal action (finish via transferFinished counts for started ones).
-        var machine = Machine(maxInFlight: 3, maxQueued: 5)
+        var machine = warmMachine(maxInFlight: 3, maxQueued: 5)
         var started: Set<UInt64> = []
         var ended: [UInt64: Int] = [:]
         var now = t0

@@ -101,8 +101,9 @@ final class CurlOwner {
             case .startTransfer(let id):
                 guard let transfer = transfers[id] else { continue }
                 if let error = start(transfer) {
+                    let next = machine.transferFinished(id, answered: false, now: clock.now)
                     finish(transfer, with: .failure(error))
-                    perform(machine.transferFinished(id, now: clock.now))
+                    perform(next)
                 }
             case .failRequest(let id, let error):
                 if let transfer = transfers[id] { finish(transfer, with: .failure(error)) }
@@ -219,8 +220,10 @@ final class CurlOwner {
             else { continue }
             let outcome = outcome(of: transfer, easy: easy, result: result)
             detach(transfer)
+            let answered = if case .success = outcome { true } else { false }
+            let next = machine.transferFinished(id, answered: answered, now: clock.now)
             finish(transfer, with: outcome)
-            perform(machine.transferFinished(id, now: clock.now))
+            perform(next)
         }
     }
 
@@ -279,16 +282,19 @@ final class CurlOwner {
         }
     }
 
-    /// Resumes the caller, once, and forgets the transfer.
+    /// Resumes the caller, once, and forgets the transfer. The statistics are published first, so a caller that
+    /// reads them after its answer sees its own request counted.
     private func finish(_ transfer: CurlTransfer, with outcome: Result<HTTP2Response, HTTP2Error>) {
         guard transfers.removeValue(forKey: transfer.id) != nil else { return }
         finishedSinceExchange.append(transfer.id)
         switch outcome {
         case .success(let response):
             statistics.completed += 1
+            publishStatistics()
             transfer.continuation.resume(returning: response)
         case .failure(let error):
             statistics.failed[error.kind, default: 0] += 1
+            publishStatistics()
             transfer.continuation.resume(throwing: error)
         }
     }

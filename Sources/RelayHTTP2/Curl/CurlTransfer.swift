@@ -53,15 +53,17 @@ final class CurlTransfer {
 
     /// Takes one header line. A status line starts a new header block (after an informational response).
     func appendHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        guard var line = String(bytes: bytes, encoding: .utf8) else { return }
-        while line.last == "\n" || line.last == "\r" { line.removeLast() }
-        if line.hasPrefix("HTTP/") {
+        var line = bytes[...]
+        while let last = line.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") {
+            line = line.dropLast()
+        }
+        if line.starts(with: "HTTP/".utf8) {
             headers.removeAll(keepingCapacity: true)
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+        let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: .whitespaces)
         headers.append(HTTPHeader(name, value))
     }
 }

@@ -8,7 +8,10 @@ extension HTTP2Pool {
     /// libcurl multiplexes and queues on its own, but it cannot bound memory, order waiting requests, expire them at
     /// their deadline or drain gracefully. The machine keeps at most `maxInFlight` requests inside libcurl (every
     /// connection's every stream, so libcurl 7.88.1 never has a reason to over-connect) and the rest in a FIFO queue
-    /// with deadlines.
+    /// with deadlines. Until the pool's first response it keeps a single request in flight: the server's SETTINGS
+    /// (and so its stream limit) arrive before its first response, whereas libcurl would otherwise fill a cold
+    /// connection's first flight up to nghttp2's assumed limit of 100 streams; APNs, too, allows one stream on a new
+    /// connection until a request with a valid token succeeds.
     ///
     /// ### Implementation
     /// A value type: every event is a `mutating` method taking the current instant and returning actions as plain
@@ -42,6 +45,8 @@ extension HTTP2Pool {
         package let maxInFlight: Int
         package let maxQueued: Int
         private var phase: Phase = .running
+        /// Whether a response has arrived yet; before that, one request at a time.
+        private var warmedUp = false
         private(set) var inFlight: Set<RequestID> = []
         /// Waiting requests in arrival order; `queueHead` skips the ones already taken, so taking is O(1).
         private var queue: [Waiting] = []
@@ -60,6 +65,9 @@ extension HTTP2Pool {
         package var queuedCount: Int { queue.count - queueHead - removedFromQueue.count }
         package var isClosed: Bool { phase == .closed }
         package var isAdmitting: Bool { phase == .running }
+
+        /// How many requests may be inside libcurl now.
+        private var admissionLimit: Int { warmedUp ? maxInFlight : 1 }
 
         /// The earliest instant at which ``tick(now:)`` has something to do: a queued deadline or the drain deadline.
         package var nextDeadline: ContinuousClock.Instant? {
@@ -87,7 +95,7 @@ extension HTTP2Pool {
             if deadline <= now {
                 return .failRequest(id, HTTP2Error(.timeout, detail: "the deadline passed before the request started"))
             }
-            if inFlight.count < maxInFlight && queuedCount == 0 {
+            if inFlight.count < admissionLimit && queuedCount == 0 {
                 inFlight.insert(id)
                 return .startTransfer(id)
             }
@@ -98,9 +106,14 @@ extension HTTP2Pool {
             return nil
         }
 
-        /// libcurl finished a transfer (with a response or an error); the owner resumes its caller.
-        package mutating func transferFinished(_ id: RequestID, now: ContinuousClock.Instant) -> [Action] {
+        /// libcurl finished a transfer, with a response or without one; the owner resumes its caller.
+        package mutating func transferFinished(
+            _ id: RequestID,
+            answered: Bool = true,
+            now: ContinuousClock.Instant
+        ) -> [Action] {
             guard inFlight.remove(id) != nil else { return [] }
+            if answered { warmedUp = true }
             return admitWaiting(now: now) + closeIfDrained()
         }
 
@@ -160,7 +173,7 @@ extension HTTP2Pool {
         /// Moves waiting requests into free streams, failing those whose deadline passed.
         private mutating func admitWaiting(now: ContinuousClock.Instant) -> [Action] {
             var actions: [Action] = []
-            while inFlight.count < maxInFlight, let next = peekQueue() {
+            while inFlight.count < admissionLimit, let next = peekQueue() {
                 takeQueue()
                 if next.deadline <= now {
                     actions.append(.failRequest(next.id, HTTP2Error(.timeout, detail: "no stream became free in time")))
