@@ -142,7 +142,7 @@ struct TransportBenchmark: AsyncParsableCommand {
                             }
                         } catch let error as HTTP2Error {
                             mine.failed += 1
-                            mine.errors[error.kind.rawValue, default: 0] += 1
+                            mine.errors["\(error.kind.rawValue) \(error.curlCode ?? 0) \(error.detail)", default: 0] += 1
                         } catch {
                             mine.failed += 1
                             mine.errors["\(type(of: error))", default: 0] += 1

@@ -29,6 +29,9 @@ final class CurlOwner {
 
     private static let maxSpareHandles = 256
     private static let maxPollMilliseconds: Int32 = 1000
+    private static let downloadBufferBytes = 4096
+    /// libcurl's smallest upload buffer (its default is 64 KiB).
+    private static let uploadBufferBytes = 16384
 
     init(multi: UnsafeMutableRawPointer, configuration: HTTP2PoolConfiguration, shared: HTTP2Pool.Shared) {
         self.multi = multi
@@ -122,7 +125,7 @@ final class CurlOwner {
 
     /// Configures an easy handle for the transfer and adds it to the multi handle.
     private func start(_ transfer: CurlTransfer) -> HTTP2Error? {
-        guard let easy = spareHandles.popLast() ?? curl_easy_init() else {
+        guard let easy = spareHandles.popLast() ?? makeHandle() else {
             return HTTP2Error(.other, detail: "curl_easy_init failed")
         }
         transfer.easy = easy
@@ -142,6 +145,43 @@ final class CurlOwner {
         return nil
     }
 
+    /// A new easy handle with the options every transfer of this pool shares. Handles are reused without
+    /// `curl_easy_reset`, so these are set once; ``configure(_:for:)`` sets every option that differs per request.
+    private func makeHandle() -> UnsafeMutableRawPointer? {
+        guard let easy = curl_easy_init() else { return nil }
+        var failure: CURLcode = CURLE_OK
+        func check(_ code: CURLcode) { if failure == CURLE_OK && code != CURLE_OK { failure = code } }
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.milliseconds)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleAge.seconds)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_MAXLIFETIME_CONN, Int(configuration.maxLifetime.seconds)))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_DNS_CACHE_TIMEOUT, Int(configuration.dnsCacheTimeout.seconds)))
+        // Upstream answers are small: a 4 KiB receive buffer instead of libcurl's 16 KiB keeps thousands of
+        // streams in little memory. libcurl 7.88.1 refuses to change it once the handle has transferred.
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, Self.downloadBufferBytes))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferBytes))
+        if let caFile = configuration.caFile {
+            check(relay_curl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
+        }
+        check(relay_curl_easy_setopt_data_fn(easy, CURLOPT_WRITEFUNCTION, onBody))
+        check(relay_curl_easy_setopt_data_fn(easy, CURLOPT_HEADERFUNCTION, onHeader))
+        let counter = Unmanaged.passUnretained(sockets).toOpaque()
+        check(relay_curl_easy_setopt_opensocket_fn(easy, onOpenSocket))
+        check(relay_curl_easy_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, counter))
+        check(relay_curl_easy_setopt_closesocket_fn(easy, onCloseSocket))
+        check(relay_curl_easy_setopt_ptr(easy, CURLOPT_CLOSESOCKETDATA, counter))
+        guard failure == CURLE_OK else {
+            curl_easy_cleanup(easy)
+            return nil
+        }
+        return easy
+    }
+
+    /// Sets every option that differs between requests.
     private func configure(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) -> HTTP2Error? {
         let request = transfer.request
         let remaining = clock.now.duration(to: transfer.deadline)
@@ -149,19 +189,7 @@ final class CurlOwner {
         func check(_ code: CURLcode) { if failure == CURLE_OK && code != CURLE_OK { failure = code } }
 
         check(relay_curl_easy_setopt_string(easy, CURLOPT_URL, request.url))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(remaining.milliseconds))))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.milliseconds)))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleAge.seconds)))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_MAXLIFETIME_CONN, Int(configuration.maxLifetime.seconds)))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_DNS_CACHE_TIMEOUT, Int(configuration.dnsCacheTimeout.seconds)))
-        if let caFile = configuration.caFile {
-            check(relay_curl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
-        }
 
         // Headers. libcurl labels POST bodies form-encoded unless told otherwise: an empty value removes its header.
         var list: UnsafeMutablePointer<curl_slist>?
@@ -171,11 +199,11 @@ final class CurlOwner {
             list = curl_slist_append(list, "\(header.name): \(header.value)")
         }
         if !hasContentType { list = curl_slist_append(list, "Content-Type:") }
-        list = curl_slist_append(list, "Expect:")
         transfer.headerList = list
         check(relay_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
 
         // Method and body; libcurl copies the body, so the request need not outlive this call.
+        check(relay_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, nil))
         switch request.method {
         case "GET":
             check(relay_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1))
@@ -196,15 +224,8 @@ final class CurlOwner {
         // Callbacks reach the transfer through an unretained pointer: `transfers` keeps it alive until the handle
         // leaves the multi handle.
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        check(relay_curl_easy_setopt_data_fn(easy, CURLOPT_WRITEFUNCTION, onBody))
         check(relay_curl_easy_setopt_ptr(easy, CURLOPT_WRITEDATA, context))
-        check(relay_curl_easy_setopt_data_fn(easy, CURLOPT_HEADERFUNCTION, onHeader))
         check(relay_curl_easy_setopt_ptr(easy, CURLOPT_HEADERDATA, context))
-        let counter = Unmanaged.passUnretained(sockets).toOpaque()
-        check(relay_curl_easy_setopt_opensocket_fn(easy, onOpenSocket))
-        check(relay_curl_easy_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, counter))
-        check(relay_curl_easy_setopt_closesocket_fn(easy, onCloseSocket))
-        check(relay_curl_easy_setopt_ptr(easy, CURLOPT_CLOSESOCKETDATA, counter))
 
         return failure == CURLE_OK ? nil : CurlResult.error(for: failure)
     }
@@ -275,7 +296,6 @@ final class CurlOwner {
     private func recycle(_ easy: UnsafeMutableRawPointer, added: Bool) {
         if added { _ = curl_multi_remove_handle(multi, easy) }
         if spareHandles.count < Self.maxSpareHandles {
-            curl_easy_reset(easy)
             spareHandles.append(easy)
         } else {
             curl_easy_cleanup(easy)

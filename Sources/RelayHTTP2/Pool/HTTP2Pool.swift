@@ -100,6 +100,14 @@ extension HTTP2Pool {
             var nextID: RequestID = 1
             var ownerExited = false
             var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+
+            /// Appends an event, waking the owner thread only when the inbox was empty: the owner takes every event
+            /// at once, so a non-empty inbox means a wakeup is already on its way (one syscall per batch, not per
+            /// request).
+            mutating func append(_ event: Event, waking multi: MultiHandle) {
+                events.append(event)
+                if events.count == 1 { curl_multi_wakeup(multi.pointer) }
+            }
         }
 
         let multi: MultiHandle
@@ -136,8 +144,7 @@ extension HTTP2Pool {
                     return HTTP2Error(.cancelled)
                 }
                 inbox.requests[id] = .submitted
-                inbox.events.append(.submit(id, request, deadline, continuation))
-                curl_multi_wakeup(multi.pointer)
+                inbox.append(.submit(id, request, deadline, continuation), waking: multi)
                 return nil
             }
             if let refusal { continuation.resume(throwing: refusal) }
@@ -149,8 +156,7 @@ extension HTTP2Pool {
                 case .reserved?:
                     inbox.requests[id] = .cancelledEarly
                 case .submitted? where !inbox.ownerExited:
-                    inbox.events.append(.cancel(id))
-                    curl_multi_wakeup(multi.pointer)
+                    inbox.append(.cancel(id), waking: multi)
                 default:
                     break
                 }
@@ -161,8 +167,7 @@ extension HTTP2Pool {
             let exited = inbox.withLock { inbox in
                 if inbox.ownerExited { return true }
                 if let waiter { inbox.shutdownWaiters.append(waiter) }
-                inbox.events.append(.shutdown(deadline: deadline))
-                curl_multi_wakeup(multi.pointer)
+                inbox.append(.shutdown(deadline: deadline), waking: multi)
                 return false
             }
             if exited { waiter?.resume() }

@@ -1,0 +1,111 @@
+internal import NIOCore
+internal import NIOHTTP2
+internal import NIOSSL
+
+extension HTTP2TestServer {
+    /// Builds an accepted connection's pipeline; runs on its event loop.
+    ///
+    /// `[TLS (ALPN h2)] → [NIOHTTP2Handler + inline multiplexer] → [HTTP2TestConnectionHandler]`, each inbound stream
+    /// channel getting an ``HTTP2TestStreamHandler``.
+    static func configureConnection(
+        _ channel: any Channel,
+        sslContext: NIOSSLContext,
+        configuration: Configuration,
+        shared: SharedState,
+        dispatch: @escaping @Sendable (HTTP2TestStream) -> Void
+    ) throws {
+        let id = shared.makeConnectionID()
+        let connection = HTTP2TestConnection(
+            id: id,
+            channel: channel,
+            shared: shared,
+            goAwayEveryStreams: configuration.goAwayEveryStreams
+        )
+        let boundConnection = NIOLoopBound(connection, eventLoop: channel.eventLoop)
+        channel.closeFuture.whenComplete { _ in
+            boundConnection.value.connectionClosed()
+            shared.connectionClosed(id: id)
+        }
+        guard shared.register(.init(channel: channel, connection: boundConnection), id: id) else {
+            channel.close(promise: nil)  // Accepted while shutting down.
+            return
+        }
+
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(NIOSSLServerHandler(context: sslContext), name: HTTP2TestConnection.tlsHandlerName)
+        _ = try sync.configureHTTP2Pipeline(
+            mode: .server,
+            connectionConfiguration: Self.connectionConfiguration(configuration),
+            streamConfiguration: Self.streamConfiguration,
+            streamDelegate: configuration.goAwayEveryStreams == nil ? nil : StreamAcceptanceDelegate(boundConnection),
+            inboundStreamInitializer: { stream in
+                stream.eventLoop.makeCompletedFuture {
+                    let streamID = try stream.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+                    try stream.pipeline.syncOperations.addHandler(
+                        HTTP2TestStreamHandler(
+                            connection: boundConnection.value,
+                            streamID: streamID.map(Int.init) ?? 0,
+                            dispatch: dispatch
+                        )
+                    )
+                }
+            }
+        )
+        try sync.addHandler(HTTP2TestConnectionHandler(connection: connection))
+    }
+
+    private static func connectionConfiguration(_ configuration: Configuration)
+        -> NIOHTTP2Handler.ConnectionConfiguration
+    {
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
+            HTTP2Setting(parameter: .initialWindowSize, value: streamWindowSize),
+        ]
+        connection.targetWindowSize = connectionWindowSize
+        // A test server meets clients that reset streams by the thousand (timeouts, cancellations, benchmarks);
+        // swift-nio-http2's flood protections would close those connections and turn a test into a mystery.
+        // The glitch limit is a plain counter; the reset-stream memory is preallocated, so it stays modest.
+        connection.maximumConnectionGlitches = Int.max
+        connection.maximumRecentlyResetStreams = recentlyResetStreamsKept
+        return connection
+    }
+
+    private static let streamConfiguration: NIOHTTP2Handler.StreamConfiguration = {
+        var stream = NIOHTTP2Handler.StreamConfiguration()
+        stream.targetWindowSize = streamWindowSize
+        // These limiters preallocate one timestamp per allowed event, so allow a high rate over a short window
+        // rather than a huge count: 4,096 per second per connection is far above any legitimate client.
+        stream.streamResetFrameRateLimit.maximumCount = clientResetsPerSecond
+        stream.streamResetFrameRateLimit.windowLength = .seconds(1)
+        stream.streamErrorRateLimit.maximumCount = clientResetsPerSecond
+        stream.streamErrorRateLimit.windowLength = .seconds(1)
+        return stream
+    }()
+}
+
+/// Large enough that a request body of a few KiB never waits for a WINDOW_UPDATE, even at thousands of streams.
+private let streamWindowSize = 1 << 20
+private let connectionWindowSize = 1 << 26
+/// Matches libcurl's own header limit; far above any push request.
+private let maxHeaderListSize = 1 << 16
+/// Streams swift-nio-http2 remembers as reset, so late frames on them are ignored rather than counted as errors.
+private let recentlyResetStreamsKept = 1024
+private let clientResetsPerSecond = 4096
+
+/// Tells the connection when swift-nio-http2 accepted a stream, after the stream's HEADERS frame was fully processed,
+/// so a `GOAWAY` for ``HTTP2TestServer/Configuration/goAwayEveryStreams`` goes out before the next frame is read.
+private struct StreamAcceptanceDelegate: NIOHTTP2StreamDelegate {
+    let connection: NIOLoopBound<HTTP2TestConnection>
+
+    init(_ connection: NIOLoopBound<HTTP2TestConnection>) {
+        self.connection = connection
+    }
+
+    func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
+        self.connection.value.streamAccepted(streamID: Int(id))
+    }
+
+    func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {}
+}

@@ -1,0 +1,41 @@
+/// Counters of a running ``HTTP2TestServer``; ``HTTP2TestServer/statistics`` returns a snapshot.
+package struct HTTP2TestServerStatistics: Sendable, Equatable {
+    /// TCP connections accepted since the server started.
+    package var connectionsAccepted: Int = 0
+    /// TCP connections currently open.
+    package var connectionsOpen: Int = 0
+    /// Request streams the client opened since the server started.
+    package var streamsTotal: Int = 0
+    /// Request streams currently open (from the request's HEADERS until the stream closes either way).
+    package var streamsInFlight: Int = 0
+    /// The most streams that were open at the same time on any one connection.
+    package var maxConcurrentStreamsSeen: Int = 0
+    /// The most streams that were open at the same time across all connections.
+    package var maxConcurrentStreamsTotal: Int = 0
+    /// `GOAWAY` frames the server sent (scripted actions, ``HTTP2TestServer/Configuration/goAwayEveryStreams`` and
+    /// ``HTTP2TestServer/goAwayAllConnections()``).
+    package var goAwaysSent: Int = 0
+    /// `RST_STREAM` frames the server sent on behalf of ``HTTP2TestAction/resetStream(code:)`` and
+    /// ``HTTP2TestAction/goAway(thenRespond:)`` without a response.
+    package var resetsSent: Int = 0
+
+    package init(
+        connectionsAccepted: Int = 0,
+        connectionsOpen: Int = 0,
+        streamsTotal: Int = 0,
+        streamsInFlight: Int = 0,
+        maxConcurrentStreamsSeen: Int = 0,
+        maxConcurrentStreamsTotal: Int = 0,
+        goAwaysSent: Int = 0,
+        resetsSent: Int = 0
+    ) {
+        self.connectionsAccepted = connectionsAccepted
+        self.connectionsOpen = connectionsOpen
+        self.streamsTotal = streamsTotal
+        self.streamsInFlight = streamsInFlight
+        self.maxConcurrentStreamsSeen = maxConcurrentStreamsSeen
+        self.maxConcurrentStreamsTotal = maxConcurrentStreamsTotal
+        self.goAwaysSent = goAwaysSent
+        self.resetsSent = resetsSent
+    }
+}
