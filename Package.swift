@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
     ],
     targets: [
@@ -47,7 +48,12 @@ let package = Package(
         ),
         .target(
             name: "RelayProviders",
-            dependencies: ["RelayCore", "RelayHTTP2"],
+            dependencies: [
+                "RelayCore", "RelayHTTP2",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(name: "RelayStore", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
@@ -62,11 +68,14 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -75,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "pushrelay",
             dependencies: [
-                "RelayCore", "RelayServer",
+                "RelayCore", "RelayServer", "RelaySimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -102,6 +111,25 @@ let package = Package(
             dependencies: ["RelayHTTP2", "RelaySimulator", .product(name: "NIOHTTP2", package: "swift-nio-http2")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "RelaySimulatorTests", dependencies: ["RelaySimulator"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayProvidersTests",
+            dependencies: ["RelayProviders", "RelaySimulator", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RelaySimulatorTests",
+            dependencies: [
+                "RelaySimulator",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

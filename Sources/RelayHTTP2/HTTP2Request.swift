@@ -17,19 +17,24 @@ package struct HTTP2Request: Sendable, Equatable {
     package var body: [UInt8]
     /// How long the request may take in all, queueing included; the pool's default when `nil`.
     package var timeout: Duration?
+    /// Open a new connection for this request instead of reusing one (APNs: after `Shutdown`, `IdleTimeout` or
+    /// `UnrelatedKeyIdInToken`, the connection that answered is not to be trusted).
+    package var freshConnection: Bool
 
     package init(
         method: String = "POST",
         url: String,
         headers: [HTTPHeader] = [],
         body: [UInt8] = [],
-        timeout: Duration? = nil
+        timeout: Duration? = nil,
+        freshConnection: Bool = false
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.freshConnection = freshConnection
     }
 }
 

@@ -190,6 +190,7 @@ final class CurlOwner {
 
         check(relay_curl_easy_setopt_string(easy, CURLOPT_URL, request.url))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(remaining.milliseconds))))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, request.freshConnection ? 1 : 0))
 
         // Headers. libcurl labels POST bodies form-encoded unless told otherwise: an empty value removes its header.
         var list: UnsafeMutablePointer<curl_slist>?

@@ -1,0 +1,116 @@
+package import Foundation
+package import Logging
+package import RelayCore
+package import RelayHTTP2
+
+/// Where the poller finds Expo tickets still waiting for their receipt, and where it reports final outcomes. The
+/// store implements it.
+package protocol ExpoReceiptStore: Sendable {
+    /// Ticket ids whose push was accepted by Expo before `sentBefore` and whose receipt has not arrived, oldest first.
+    func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String]
+    /// The final outcome of the push with this ticket.
+    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws
+}
+
+/// Fetches Expo receipts for accepted tickets after a delay and reports their final outcome.
+///
+/// Expo: a ticket `ok` means Expo took the message; its receipt (ready some minutes later, kept 24 hours) says whether
+/// APNs or FCM accepted it, or that the token is dead.
+package struct ExpoReceiptPoller: Sendable {
+    package var configuration: ExpoSenderConfiguration
+    /// How long after sending to ask (Expo suggests about 15 minutes).
+    package var delay: Duration
+    /// How often to look for tickets to check.
+    package var interval: Duration
+    private let client: HTTP2Client
+    private let store: any ExpoReceiptStore
+    private let environment: SenderEnvironment
+    private let logger: Logger
+
+    package init(
+        configuration: ExpoSenderConfiguration,
+        store: any ExpoReceiptStore,
+        client: HTTP2Client,
+        delay: Duration = .seconds(15 * 60),
+        interval: Duration = .seconds(60),
+        environment: SenderEnvironment = .live,
+        logger: Logger = Logger(label: "pushrelay.expo.receipts")
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.client = client
+        self.delay = delay
+        self.interval = interval
+        self.environment = environment
+        self.logger = logger
+    }
+
+    /// Polls until the task is cancelled.
+    package func run() async {
+        while !Task.isCancelled {
+            do {
+                _ = try await pollOnce()
+            } catch {
+                logger.warning("Expo receipt poll failed", metadata: ["error": "\(error)"])
+            }
+            do { try await environment.sleep(interval) } catch { return }
+        }
+    }
+
+    /// Fetches the receipts of every ticket older than `delay`, at most 1,000 per request.
+    ///
+    /// - Returns: how many receipts arrived and were recorded.
+    @discardableResult
+    package func pollOnce() async throws -> Int {
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        let cutoff = environment.now().addingTimeInterval(-seconds)
+        var recorded = 0
+        while true {
+            let ids = try await store.pendingExpoTickets(
+                sentBefore: cutoff,
+                limit: ExpoSenderConfiguration.maxReceiptsPerRequest
+            )
+            guard !ids.isEmpty else { return recorded }
+            let receipts = try await fetch(ids)
+            for (id, outcome) in receipts {
+                try await store.recordExpoReceipt(ticketID: id, outcome: outcome)
+                recorded += 1
+            }
+            // Receipts not ready yet stay pending; stop rather than ask for the same ids again at once.
+            if receipts.count < ids.count || ids.count < ExpoSenderConfiguration.maxReceiptsPerRequest {
+                return recorded
+            }
+        }
+    }
+
+    /// Asks Expo for the receipts of up to 1,000 tickets; unknown or unready ids are absent from the answer.
+    package func fetch(_ ids: [String]) async throws -> [String: DeliveryOutcome] {
+        let body = JSONValue.object(["ids": .array(ids.map(JSONValue.string))]).encodedBytes()
+        let response = try await client.send(
+            HTTP2Request(
+                url: configuration.endpoint + "/--/api/v2/push/getReceipts",
+                headers: configuration.headers,
+                body: body
+            )
+        )
+        guard response.status == 200, let data = JSONValue.decode(response.body)?.objectValue?["data"]?.objectValue
+        else {
+            throw HTTP2Error(.other, detail: "getReceipts answered HTTP \(response.status)")
+        }
+        var outcomes: [String: DeliveryOutcome] = [:]
+        for (id, receipt) in data {
+            let fields = receipt.objectValue ?? [:]
+            let verdict = ExpoClassifier.classifyTicket(
+                status: fields["status"]?.stringValue ?? "error",
+                id: id,
+                error: fields["details"]?.objectValue?["error"]?.stringValue,
+                message: fields["message"]?.stringValue
+            )
+            switch verdict {
+            case .final(let outcome): outcomes[id] = outcome
+            case .retry(_, _, let otherwise), .refreshCredentialAndRetry(let otherwise): outcomes[id] = otherwise
+            }
+        }
+        return outcomes
+    }
+}
