@@ -1,0 +1,65 @@
+/// A token bucket in its GCRA form (the generic cell rate algorithm): one instant, the theoretical arrival time, is
+/// all the state.
+///
+/// With emission interval `T = 1 / rate` and room for `burst` cells, a request of `n` cells fits when the new
+/// theoretical arrival time `max(tat, now) + n·T` is no further ahead of `now` than `burst·T`. Time is an input, in
+/// seconds on any monotonic or wall scale the caller keeps using.
+package struct GCRA: Sendable, Equatable {
+    package let rate: Double
+    package let burst: Int
+    private(set) var theoreticalArrival: Double = 0
+
+    package init(rate: Double, burst: Int) {
+        self.rate = max(rate, .leastNonzeroMagnitude)
+        self.burst = max(1, burst)
+    }
+
+    private var interval: Double { 1 / rate }
+    private var capacity: Double { Double(burst) * interval }
+
+    package enum Decision: Sendable, Equatable {
+        /// Admitted; `remaining` cells could still be taken now.
+        case allowed(remaining: Int)
+        /// Refused; the same request fits after `retryAfter` seconds.
+        case denied(retryAfter: Double)
+    }
+
+    /// Takes `cells` if they fit now; takes nothing otherwise.
+    package mutating func take(_ cells: Int, now: Double) -> Decision {
+        let decision = check(cells, now: now)
+        if case .allowed = decision {
+            theoreticalArrival = max(theoreticalArrival, now) + Double(cells) * interval
+        }
+        return decision
+    }
+
+    /// Whether `cells` would fit now, without taking them.
+    package func check(_ cells: Int, now: Double) -> Decision {
+        let next = max(theoreticalArrival, now) + Double(cells) * interval
+        let ahead = next - now
+        if ahead <= capacity + 1e-9 {
+            return .allowed(remaining: max(0, Int(((capacity - ahead) / interval + 1e-9).rounded(.down))))
+        }
+        if Double(cells) * interval > capacity + 1e-9 {
+            // More than the whole burst at once can never fit.
+            return .denied(retryAfter: .infinity)
+        }
+        return .denied(retryAfter: ahead - capacity)
+    }
+
+    /// Cells that could be taken at `now`.
+    package func remaining(now: Double) -> Int {
+        if case .allowed(let remaining) = check(0, now: now) { return remaining }
+        return 0
+    }
+
+    /// Seconds until the bucket is full again.
+    package func secondsUntilFull(now: Double) -> Double {
+        max(0, theoreticalArrival - now)
+    }
+
+    /// Whether the bucket is full (its state carries no information and may be dropped).
+    package func isIdle(now: Double) -> Bool {
+        theoreticalArrival <= now
+    }
+}

@@ -1,0 +1,105 @@
+/// A tenant's limits: notifications per second with a burst, a daily quota, and a limit per device token.
+package struct RateLimits: Sendable, Equatable, Codable {
+    package var ratePerSecond: Double
+    package var burst: Int
+    /// Notifications per UTC day.
+    package var dailyQuota: Int
+    /// Notifications per device token per minute: the brake on runaway loops.
+    package var perDevicePerMinute: Int
+
+    package init(ratePerSecond: Double = 10, burst: Int = 100, dailyQuota: Int = 100_000, perDevicePerMinute: Int = 30) {
+        self.ratePerSecond = ratePerSecond
+        self.burst = burst
+        self.dailyQuota = dailyQuota
+        self.perDevicePerMinute = perDevicePerMinute
+    }
+}
+
+/// The rate-limit decisions for one tenant. Pure: time comes in as UNIX seconds.
+///
+/// A request is admitted whole or refused whole: its notifications must fit both the token bucket and the day's
+/// quota, or nothing is taken and nothing is sent. Within an admitted request, each notification is checked against
+/// its device token's own bucket; a token over its limit gets `MessageRateExceeded` for that notification alone.
+package struct TenantRateLimiter: Sendable {
+    package private(set) var limits: RateLimits
+    private var bucket: GCRA
+    private var day: Int64 = -1
+    private var usedToday = 0
+    private var devices: [String: GCRA] = [:]
+    private var nextSweep: Double = 0
+
+    package init(limits: RateLimits) {
+        self.limits = limits
+        self.bucket = GCRA(rate: limits.ratePerSecond, burst: limits.burst)
+    }
+
+    /// What a request learns about its limits, for the RateLimit-* headers.
+    package struct Status: Sendable, Equatable {
+        package var limit: Int
+        package var remaining: Int
+        /// Seconds until the bucket is full again.
+        package var reset: Int
+    }
+
+    package enum Decision: Sendable, Equatable {
+        case admitted(Status)
+        /// Refused whole: wait `retryAfter` seconds. `quotaExhausted` when the day's quota, not the rate, refused it.
+        case refused(retryAfter: Int, quotaExhausted: Bool, Status)
+    }
+
+    /// Changes the limits, keeping today's count; the bucket starts full under the new rate.
+    package mutating func update(_ limits: RateLimits) {
+        guard limits != self.limits else { return }
+        self.limits = limits
+        bucket = GCRA(rate: limits.ratePerSecond, burst: limits.burst)
+        devices.removeAll()
+    }
+
+    /// Admits `count` notifications at `now` (UNIX seconds) or refuses them all.
+    package mutating func admit(_ count: Int, now: Double) -> Decision {
+        let today = Int64((now / 86_400).rounded(.down))
+        if today != day {
+            day = today
+            usedToday = 0
+        }
+        if usedToday + count > limits.dailyQuota {
+            let untilMidnight = Double(today + 1) * 86_400 - now
+            return .refused(retryAfter: Int(untilMidnight.rounded(.up)), quotaExhausted: true, status(now: now))
+        }
+        switch bucket.take(count, now: now) {
+        case .allowed:
+            usedToday += count
+            return .admitted(status(now: now))
+        case .denied(let retryAfter):
+            let seconds = retryAfter.isFinite ? Int(retryAfter.rounded(.up)) : Int(Double(limits.burst) / limits.ratePerSecond)
+            return .refused(retryAfter: max(1, seconds), quotaExhausted: false, status(now: now))
+        }
+    }
+
+    /// Whether one more notification to `device` (a token fingerprint) fits its per-minute limit; takes it if so.
+    package mutating func admitDevice(_ device: String, now: Double) -> Bool {
+        sweep(now: now)
+        var deviceBucket = devices[device] ?? GCRA(rate: Double(limits.perDevicePerMinute) / 60, burst: limits.perDevicePerMinute)
+        guard case .allowed = deviceBucket.take(1, now: now) else { return false }
+        devices[device] = deviceBucket
+        return true
+    }
+
+    /// Device buckets being tracked (full ones are dropped), for tests and metrics.
+    package var trackedDevices: Int { devices.count }
+
+    private func status(now: Double) -> Status {
+        Status(
+            limit: limits.burst,
+            remaining: min(bucket.remaining(now: now), max(0, limits.dailyQuota - usedToday)),
+            reset: Int(bucket.secondsUntilFull(now: now).rounded(.up))
+        )
+    }
+
+    /// Forgets full device buckets once a minute, so memory follows active devices only.
+    private mutating func sweep(now: Double) {
+        guard now >= nextSweep else { return }
+        nextSweep = now + 60
+        devices = devices.filter { !$0.value.isIdle(now: now) }
+    }
+}

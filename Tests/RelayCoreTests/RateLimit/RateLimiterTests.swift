@@ -1,0 +1,95 @@
+import Testing
+
+@testable import RelayCore
+
+@Suite struct GCRATests {
+    @Test func burstIsAvailableAtOnceThenTheRate() {
+        var bucket = GCRA(rate: 10, burst: 5)
+        let first = (0..<5).map { _ in bucket.take(1, now: 100) }
+        #expect(first.allSatisfy { if case .allowed = $0 { true } else { false } })
+        guard case .denied(let wait) = bucket.take(1, now: 100) else {
+            Issue.record("the sixth cell fits a burst of five")
+            return
+        }
+        #expect(abs(wait - 0.1) < 1e-6)
+        let later = bucket.take(1, now: 100.1)
+        #expect(later == .allowed(remaining: 0))
+    }
+
+    @Test func refusalTakesNothing() {
+        var bucket = GCRA(rate: 1, burst: 10)
+        let decisions = [bucket.take(8, now: 0), bucket.take(5, now: 0), bucket.take(2, now: 0)]
+        #expect(decisions == [.allowed(remaining: 2), .denied(retryAfter: 3), .allowed(remaining: 0)])
+    }
+
+    @Test func moreThanTheBurstNeverFits() {
+        var bucket = GCRA(rate: 100, burst: 10)
+        let decision = bucket.take(11, now: 0)
+        #expect(decision == .denied(retryAfter: .infinity))
+    }
+
+    @Test func bucketRefillsOverTime() {
+        var bucket = GCRA(rate: 2, burst: 4)
+        _ = bucket.take(4, now: 0)
+        #expect(bucket.remaining(now: 1) == 2)
+        #expect(bucket.secondsUntilFull(now: 1) == 1)
+        #expect(bucket.isIdle(now: 2))
+    }
+}
+
+@Suite struct TenantRateLimiterTests {
+    let limits = RateLimits(ratePerSecond: 10, burst: 20, dailyQuota: 50, perDevicePerMinute: 3)
+
+    @Test func requestIsAdmittedOrRefusedWhole() {
+        var limiter = TenantRateLimiter(limits: limits)
+        guard case .admitted(let status) = limiter.admit(15, now: 1000) else {
+            Issue.record("15 of a burst of 20 must fit")
+            return
+        }
+        #expect(status == .init(limit: 20, remaining: 5, reset: 2))
+        // 10 more do not fit; nothing is taken, so 5 still do.
+        guard case .refused(let retry, false, _) = limiter.admit(10, now: 1000) else {
+            Issue.record("10 more must be refused")
+            return
+        }
+        #expect(retry == 1)
+        let rest = limiter.admit(5, now: 1000)
+        #expect(rest == .admitted(.init(limit: 20, remaining: 0, reset: 2)))
+    }
+
+    @Test func dailyQuotaRefusesUntilMidnightUTC() {
+        var limiter = TenantRateLimiter(limits: limits)
+        let morning = 86_400.0 * 20_000 + 3600  // 01:00 UTC
+        let spread = (0..<5).map { minute in limiter.admit(10, now: morning + Double(minute) * 60) }
+        #expect(spread.allSatisfy { if case .admitted = $0 { true } else { false } })
+        guard case .refused(let retry, true, let status) = limiter.admit(1, now: morning + 600) else {
+            Issue.record("the 51st notification of the day must be refused by the quota")
+            return
+        }
+        #expect(retry == 86_400 - 3600 - 600)
+        #expect(status.remaining == 0)
+        // A new UTC day starts a new quota.
+        guard case .admitted = limiter.admit(10, now: 86_400.0 * 20_001 + 1) else {
+            Issue.record("a new day must admit again")
+            return
+        }
+    }
+
+    @Test func deviceLimitCatchesRunawayLoops() {
+        var limiter = TenantRateLimiter(limits: limits)
+        let admitted = (0..<5).map { _ in limiter.admitDevice("fp-1", now: 500) }
+        #expect(admitted == [true, true, true, false, false])
+        let other = limiter.admitDevice("fp-2", now: 500)
+        #expect(other, "other devices are not affected")
+        let later = limiter.admitDevice("fp-1", now: 520)
+        #expect(later, "one more after a third of a minute")
+    }
+
+    @Test func idleDeviceBucketsAreForgotten() {
+        var limiter = TenantRateLimiter(limits: limits)
+        for device in 0..<100 { _ = limiter.admitDevice("fp-\(device)", now: 0) }
+        #expect(limiter.trackedDevices == 100)
+        _ = limiter.admitDevice("fp-new", now: 120)
+        #expect(limiter.trackedDevices == 1)
+    }
+}
