@@ -27,6 +27,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // MARK: - C
@@ -56,11 +64,30 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "RelayStore", dependencies: ["RelayCore"], swiftSettings: swiftSettings),
+        .target(
+            name: "RelayStore",
+            dependencies: ["RelayCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "RelayStorePostgres", dependencies: ["RelayStore"], swiftSettings: swiftSettings),
         .target(
             name: "RelayServer",
-            dependencies: ["RelayCore", "RelayProviders", "RelayStore"],
+            dependencies: [
+                "RelayCore", "RelayProviders", "RelayStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -84,8 +111,13 @@ let package = Package(
         .executableTarget(
             name: "pushrelay",
             dependencies: [
-                "RelayCore", "RelayServer", "RelaySimulator",
+                "RelayCore", "RelayServer", "RelayStore", "RelayProviders", "RelayHTTP2", "RelaySimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -109,6 +141,16 @@ let package = Package(
         .testTarget(
             name: "RelayHTTP2Tests",
             dependencies: ["RelayHTTP2", "RelaySimulator", .product(name: "NIOHTTP2", package: "swift-nio-http2")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayServerTests",
+            dependencies: [
+                "RelayServer", "RelaySimulator",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

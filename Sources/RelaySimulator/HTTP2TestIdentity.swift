@@ -112,7 +112,7 @@ package struct HTTP2TestIdentity: Sendable {
     /// address), valid from an hour ago for a year.
     ///
     /// - Returns: The leaf certificate and its new private key, both PEM encoded.
-    func issueServerCertificate(host: String) throws -> (certificatePEM: String, privateKeyPEM: String) {
+    package func issueServerCertificate(host: String) throws -> (certificatePEM: String, privateKeyPEM: String) {
         let key = P256.Signing.PrivateKey()
         let now = Date()
         var names: [GeneralName] = [

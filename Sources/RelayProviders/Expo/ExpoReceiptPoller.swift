@@ -3,15 +3,6 @@ package import Logging
 package import RelayCore
 package import RelayHTTP2
 
-/// Where the poller finds Expo tickets still waiting for their receipt, and where it reports final outcomes. The
-/// store implements it.
-package protocol ExpoReceiptStore: Sendable {
-    /// Ticket ids whose push was accepted by Expo before `sentBefore` and whose receipt has not arrived, oldest first.
-    func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String]
-    /// The final outcome of the push with this ticket.
-    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws
-}
-
 /// Fetches Expo receipts for accepted tickets after a delay and reports their final outcome.
 ///
 /// Expo: a ticket `ok` means Expo took the message; its receipt (ready some minutes later, kept 24 hours) says whether

@@ -1,0 +1,120 @@
+import HTTPTypes
+import Hummingbird
+import RelayCore
+import RelayStore
+
+/// The Expo-compatible API: Expo's own request and response shapes, so that a stock Expo server SDK pointed at the
+/// relay works unchanged. Any token kind is accepted and routed to its provider.
+struct ExpoAPI: Sendable {
+    let relay: Relay
+
+    /// Expo message fields and their native names.
+    static let fieldMap: [String: String] = [
+        "to": "to", "title": "title", "subtitle": "subtitle", "body": "body", "data": "data", "sound": "sound",
+        "badge": "badge", "ttl": "ttl", "expiration": "expiration", "priority": "priority", "channelId": "channelId",
+        "categoryId": "categoryId", "mutableContent": "mutableContent", "_contentAvailable": "contentAvailable",
+        "interruptionLevel": "interruptionLevel", "collapseId": "collapseId",
+    ]
+
+    func addRoutes(to router: Router<RelayRequestContext>) {
+        router.post("/--/api/v2/push/send") { request, context in try await send(request, context: context) }
+        router.post("/--/api/v2/push/getReceipts") { request, context in try await receipts(request, context: context) }
+    }
+
+    func send(_ request: Request, context: RelayRequestContext) async throws -> Response {
+        let identity = try await relay.authenticator.authenticate(bearerKey(request))
+        let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
+        let (pushes, unwrapped) = try Self.parse(json)
+        let result = try await relay.push(pushes, identity: identity, logger: context.logger)
+        let tickets = result.tickets.map(\.expoJSON)
+        // Expo answers a single unwrapped message to one recipient with a bare ticket.
+        let data: JSONValue = unwrapped && tickets.count == 1 ? tickets[0] : .array(tickets)
+        return jsonResponse(.object(["data": data]), headers: result.rateLimit.headers)
+    }
+
+    func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
+        let identity = try await relay.authenticator.authenticate(bearerKey(request))
+        let ids = try NativeAPI.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
+        let found = try await relay.receipts(ids: ids, identity: identity)
+        // Expo leaves out receipts that are not ready.
+        let ready = found.filter { $0.status != .pending }
+        return jsonResponse(.object(["data": .object(Dictionary(uniqueKeysWithValues: ready.map { ($0.id, $0.expoJSON) }))]))
+    }
+
+    /// An Expo request body (one message or an array) as validated pushes; `unwrapped` when it was one object.
+    static func parse(_ json: JSONValue) throws(RelayHTTPError) -> (pushes: [ResolvedPush], unwrapped: Bool) {
+        let elements: [JSONValue]
+        let unwrapped: Bool
+        switch json {
+        case .array(let array): (elements, unwrapped) = (array, false)
+        case .object: (elements, unwrapped) = ([json], true)
+        default:
+            throw RelayHTTPError(validation: ValidationFailure(issues: [ValidationIssue(path: "", message: "the request body must be a message object or an array of messages")]))
+        }
+        var issues: [ValidationIssue] = []
+        var pushes: [ResolvedPush] = []
+        for (index, element) in elements.enumerated() {
+            let path = unwrapped ? JSONPath.root : JSONPath.root.appending(index)
+            guard let native = translate(element, at: path, issues: &issues) else { continue }
+            if let message = PushMessage.parse(native, at: path, issues: &issues) { pushes += message.pushes }
+        }
+        if issues.isEmpty && pushes.count > PushRequest.maxNotifications {
+            issues.append(ValidationIssue(path: "", message: "a request carries at most \(PushRequest.maxNotifications) notifications, not \(pushes.count)"))
+        }
+        guard issues.isEmpty else { throw RelayHTTPError(validation: ValidationFailure(issues: issues)) }
+        return (pushes, unwrapped)
+    }
+
+    /// Renames Expo's fields to the native ones; `richContent.image` becomes `image`.
+    static func translate(_ json: JSONValue, at path: JSONPath, issues: inout [ValidationIssue]) -> JSONValue? {
+        guard case .object(let object) = json else {
+            issues.append(ValidationIssue(path, "must be an object, not \(json.typeName)"))
+            return nil
+        }
+        var native: [String: JSONValue] = [:]
+        for (key, value) in object {
+            if let name = fieldMap[key] {
+                native[name] = value
+            } else if key == "richContent" {
+                guard case .object(let rich) = value, rich.keys.allSatisfy({ $0 == "image" }) else {
+                    issues.append(ValidationIssue(path.appending(key), "must be an object {image}"))
+                    continue
+                }
+                if let image = rich["image"] { native["image"] = image }
+            } else {
+                issues.append(ValidationIssue(path.appending(key), "unknown or unsupported Expo field '\(key)'"))
+            }
+        }
+        return .object(native)
+    }
+}
+
+extension Ticket {
+    /// Expo's ticket shape. A notification still pending is, for Expo's vocabulary, accepted: `ok` with the receipt id.
+    var expoJSON: JSONValue {
+        switch state {
+        case .ok, .pending:
+            return .object(["status": .string("ok"), "id": .string(id)])
+        case .error(let code, let message, _, _):
+            return .object([
+                "status": .string("error"), "id": .string(id), "message": .string(message),
+                "details": .object(["error": .string(Self.expoCode(code))]),
+            ])
+        }
+    }
+
+    /// Expo's SDKs know DeviceNotRegistered for dead tokens; an invalid token is as dead to them.
+    static func expoCode(_ code: String) -> String {
+        code == "InvalidToken" ? "DeviceNotRegistered" : code
+    }
+}
+
+extension Receipt {
+    var expoJSON: JSONValue {
+        if status == .ok { return .object(["status": .string("ok")]) }
+        return .object([
+            "status": .string("error"), "message": .string(message ?? ""),
+            "details": .object(["error": .string(Ticket.expoCode(errorCode ?? "ProviderError"))]),
+        ])
+    }
+}

@@ -1,0 +1,86 @@
+package import Hummingbird
+import HummingbirdCore
+import HummingbirdHTTP2
+package import Logging
+import NIOSSL
+package import RelayCore
+package import RelayProviders
+package import RelayStore
+package import ServiceLifecycle
+
+/// What the relay application is made of; the executable builds it from relay.conf, tests from their own parts.
+package struct RelayApplicationParts: Sendable {
+    package var relay: Relay
+    package var host: String
+    package var port: Int
+    /// PEM certificate chain and key for TLS on the listener (HTTP/2 by ALPN); plain HTTP/1.1 when `nil`.
+    package var tls: (certificateChain: String, privateKey: String)?
+    /// Renders the Prometheus exposition for `GET /metrics`.
+    package var metrics: (@Sendable () async -> String)?
+    /// Services that run with the application (Expo receipt poller, maintenance, the upstream client's shutdown).
+    package var services: [any Service]
+    package var logger: Logger
+    /// Called once the listener is bound, with its port (useful with port 0).
+    package var onServerRunning: @Sendable (Int?) async -> Void
+
+    package init(
+        relay: Relay,
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        tls: (certificateChain: String, privateKey: String)? = nil,
+        metrics: (@Sendable () async -> String)? = nil,
+        services: [any Service] = [],
+        logger: Logger = Logger(label: "pushrelay"),
+        onServerRunning: @escaping @Sendable (Int?) async -> Void = { _ in }
+    ) {
+        self.relay = relay
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.metrics = metrics
+        self.services = services
+        self.logger = logger
+        self.onServerRunning = onServerRunning
+    }
+}
+
+/// Builds the relay's router: every route, behind the responder that adds request ids, logs and JSON errors.
+package func buildRouter(_ parts: RelayApplicationParts) -> RelayResponderBuilder {
+    let router = Router(context: RelayRequestContext.self)
+    NativeAPI(relay: parts.relay).addRoutes(to: router)
+    ExpoAPI(relay: parts.relay).addRoutes(to: router)
+    OneUptimeAPI(relay: parts.relay).addRoutes(to: router)
+    HealthAPI(relay: parts.relay, metrics: parts.metrics).addRoutes(to: router)
+    return RelayResponderBuilder(router: router)
+}
+
+package struct RelayResponderBuilder: HTTPResponderBuilder {
+    let router: Router<RelayRequestContext>
+
+    package func buildResponder() -> RelayResponder<Router<RelayRequestContext>.Responder> {
+        RelayResponder(base: router.buildResponder())
+    }
+}
+
+/// Builds the whole application: router, listener (TLS and HTTP/2 when configured) and services. The delivery queue
+/// is the application's first service, so on SIGTERM the server stops accepting first and the queue then drains.
+package func buildApplication(_ parts: RelayApplicationParts) throws -> some ApplicationProtocol {
+    let server: HTTPServerBuilder
+    if let tls = parts.tls {
+        let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChain.utf8)).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(bytes: Array(tls.privateKey.utf8), format: .pem)
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        configuration.applicationProtocols = ["h2", "http/1.1"]
+        server = try .http2Upgrade(tlsConfiguration: configuration)
+    } else {
+        server = .http1()
+    }
+    return Application(
+        router: buildRouter(parts),
+        server: server,
+        configuration: .init(address: .hostname(parts.host, port: parts.port), serverName: nil),
+        services: [parts.relay.queue] + parts.services,
+        onServerRunning: { channel in await parts.onServerRunning(channel.localAddress?.port) },
+        logger: parts.logger
+    )
+}

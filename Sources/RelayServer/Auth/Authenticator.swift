@@ -1,0 +1,74 @@
+package import Foundation
+import HTTPTypes
+import RelayCore
+package import RelayStore
+import Synchronization
+
+/// Who is calling: the tenant and the key it used.
+package struct TenantIdentity: Sendable, Equatable {
+    package var tenant: Tenant
+    package var keyID: String
+}
+
+/// Checks tenant keys against the store, caching each key and tenant for a few seconds.
+///
+/// The cache is what lets every request skip the store, and its short life is what makes revocation and disabling
+/// take effect on every instance within ``cacheLifetime``.
+package final class Authenticator: Sendable {
+    package static let cacheLifetime: TimeInterval = 5
+
+    private struct Entry {
+        var record: TenantKeyRecord?
+        var tenant: Tenant?
+        var fetched: Date
+    }
+
+    private let store: any PushStore
+    private let now: @Sendable () -> Date
+    private let cache = Mutex<[String: Entry]>([:])
+    private let used = Mutex<Set<String>>([])
+
+    package init(store: any PushStore, now: @escaping @Sendable () -> Date = Date.init) {
+        self.store = store
+        self.now = now
+    }
+
+    /// The identity behind a presented key.
+    ///
+    /// - Throws: ``RelayHTTPError/unauthorized`` for a missing, malformed, unknown, revoked or expired key, or a
+    ///   wrong secret (without saying which); ``RelayHTTPError/tenantDisabled`` for a disabled or deleted tenant.
+    package func authenticate(_ presented: String?) async throws(RelayHTTPError) -> TenantIdentity {
+        guard let presented, let (id, secret) = TenantKeys.parse(presented) else { throw .unauthorized }
+        let date = now()
+        let entry: Entry
+        if let cached = cache.withLock({ $0[id] }), date.timeIntervalSince(cached.fetched) < Self.cacheLifetime {
+            entry = cached
+        } else {
+            do {
+                let record = try await store.key(id: id)
+                var tenant: Tenant?
+                if let record { tenant = try await store.tenant(id: record.tenantID) }
+                entry = Entry(record: record, tenant: tenant, fetched: date)
+            } catch {
+                throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+            }
+            cache.withLock { $0[id] = entry }
+        }
+        guard let record = entry.record, record.isActive(at: date),
+            TenantKeys.matches(secret: secret, hash: record.secretHash), let tenant = entry.tenant
+        else { throw .unauthorized }
+        guard !tenant.disabled else { throw .tenantDisabled }
+        used.withLock { _ = $0.insert(id) }
+        return TenantIdentity(tenant: tenant, keyID: id)
+    }
+
+    /// Writes the keys used since the last call as used now (called periodically, not per request).
+    package func flushUsage() async throws {
+        let ids = used.withLock { used in
+            defer { used.removeAll() }
+            return used
+        }
+        guard !ids.isEmpty else { return }
+        try await store.markKeysUsed(ids, at: now())
+    }
+}

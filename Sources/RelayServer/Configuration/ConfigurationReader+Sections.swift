@@ -1,0 +1,313 @@
+internal import Crypto
+internal import Foundation
+internal import Logging
+internal import NIOSSL
+internal import RelayCore
+
+extension ConfigurationReader {
+    /// Every section, in file order, so problems come out in the order of the file and the docs.
+    mutating func configuration() -> RelayConfiguration {
+        let server = server()
+        let store = store()
+        let upstream = upstream()
+        let apns = apns()
+        let fcm = fcm()
+        let expo = expo()
+        let android = android()
+        let limits = limits()
+        let audit = audit()
+        let receipts = receipts()
+        let logging = logging()
+        return RelayConfiguration(
+            server: server,
+            store: store,
+            upstream: upstream,
+            apns: apns,
+            fcm: fcm,
+            expo: expo,
+            android: android,
+            limits: limits,
+            audit: audit,
+            receipts: receipts,
+            logging: logging
+        )
+    }
+
+    // MARK: - [server] and [store]
+
+    mutating func server() -> RelayConfiguration.Server {
+        var server = RelayConfiguration.Server()
+        if let text = string("server.listen") {
+            do throws(ConfigurationSyntaxError) {
+                server.listen = try ConfigurationSyntax.listenAddress(text)
+            } catch {
+                report("server.listen", error.message)
+            }
+        }
+
+        let certKey = "server.tls_cert_file"
+        let privateKeyKey = "server.tls_key_file"
+        switch (isMentioned(certKey), isMentioned(privateKeyKey)) {
+        case (true, false):
+            report(privateKeyKey, "required when \(origin(certKey)) is set: set both TLS files or neither")
+        case (false, true):
+            report(certKey, "required when \(origin(privateKeyKey)) is set: set both TLS files or neither")
+        case (true, true), (false, false):
+            break
+        }
+        if case let (path, contents)? = file(certKey) {
+            let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(contents))
+            if certificates?.isEmpty ?? true {
+                report(certKey, "file \(path) holds no PEM certificate")
+            } else {
+                server.tlsCertFile = path
+            }
+        }
+        if case let (path, contents)? = file(privateKeyKey) {
+            if (try? NIOSSLPrivateKey(bytes: Array(contents), format: .pem)) == nil {
+                report(privateKeyKey, "file \(path) holds no unencrypted PEM private key")
+            } else {
+                server.tlsKeyFile = path
+            }
+        }
+
+        if let proxies = strings("server.trusted_proxies") {
+            var valid = true
+            for proxy in proxies {
+                do throws(ConfigurationSyntaxError) {
+                    try ConfigurationSyntax.checkNetwork(proxy)
+                } catch {
+                    valid = false
+                    report("server.trusted_proxies", error.message)
+                }
+            }
+            if valid { server.trustedProxies = proxies }
+        }
+        return server
+    }
+
+    mutating func store() -> RelayConfiguration.Store {
+        var store = RelayConfiguration.Store(directory: directory)
+        if let url = string("store.url") {
+            do throws(ConfigurationSyntaxError) {
+                _ = try RelayConfiguration.Store.Location(url: url, directory: directory)
+                store.url = url
+            } catch {
+                report("store.url", error.message)
+            }
+        }
+        return store
+    }
+
+    // MARK: - [upstream]
+
+    mutating func upstream() -> RelayConfiguration.Upstream {
+        typealias Upstream = RelayConfiguration.Upstream
+        var upstream = Upstream()
+        if case let (path, contents)? = file("upstream.ca_file") {
+            let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(contents))
+            if certificates?.isEmpty ?? true {
+                report("upstream.ca_file", "file \(path) holds no PEM certificate")
+            } else {
+                upstream.caFile = path
+            }
+        }
+        upstream.maxConnections = integer("upstream.max_connections", minimum: 1) ?? upstream.maxConnections
+        upstream.maxConcurrentStreams = integer("upstream.max_concurrent_streams", minimum: 1)
+        upstream.timeoutMs = integer("upstream.timeout_ms", minimum: Upstream.minimumTimeoutMs) ?? upstream.timeoutMs
+        upstream.maxAttempts =
+            integer("upstream.max_attempts", minimum: 1, maximum: Upstream.attemptLimit) ?? upstream.maxAttempts
+        return upstream
+    }
+
+    // MARK: - Providers
+
+    /// Apple's team and key ids are 10 upper-case letters and digits.
+    private static func isAppleID(_ text: String) -> Bool {
+        text.count == 10 && text.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+    }
+
+    mutating func apns() -> RelayConfiguration.APNs? {
+        typealias APNs = RelayConfiguration.APNs
+        let environment = choice("apns.environment", default: APNsEnvironment.production)
+        let productionEndpoint = endpoint("apns.endpoint", default: APNs.defaultEndpoint)
+        let sandboxEndpoint = endpoint("apns.sandbox_endpoint", default: APNs.defaultSandboxEndpoint)
+
+        let credentialKeys = ["apns.team_id", "apns.key_id", "apns.topic"]
+        guard isMentioned("apns.key_file") else {
+            // Half a credential is a mistake, not a choice: say so instead of silently leaving APNs off.
+            let partial = credentialKeys.filter { isMentioned($0) }.map { origin($0) }
+            if !partial.isEmpty {
+                let verb = partial.count == 1 ? "is" : "are"
+                report(
+                    "apns.key_file",
+                    "required when \(partial.joined(separator: ", ")) \(verb) set; without it APNs is not configured"
+                )
+            }
+            return nil
+        }
+        for key in credentialKeys where !isMentioned(key) {
+            report(key, "required when \(origin("apns.key_file")) is set")
+        }
+
+        var teamID = string("apns.team_id")
+        if let id = teamID, !Self.isAppleID(id) {
+            report("apns.team_id", "must be 10 upper-case letters and digits, as in \"ABCDE12345\", found \"\(id)\"")
+            teamID = nil
+        }
+        var keyID = string("apns.key_id")
+        if let id = keyID, !Self.isAppleID(id) {
+            report("apns.key_id", "must be 10 upper-case letters and digits, as in \"ABC123DEFG\", found \"\(id)\"")
+            keyID = nil
+        }
+        var topic = string("apns.topic")
+        if let bundleID = topic, bundleID.contains(where: { $0.isWhitespace }) {
+            report("apns.topic", "must be the app's bundle id, without spaces")
+            topic = nil
+        }
+
+        var keyPEM: String?
+        if case let (path, contents)? = file("apns.key_file"), let text = secretText("apns.key_file", file: path, contents: contents) {
+            if (try? P256.Signing.PrivateKey(pemRepresentation: text)) == nil {
+                report("apns.key_file", "file \(path) is not a PEM P-256 private key (an APNs .p8 signing key)")
+            } else {
+                keyPEM = text
+            }
+        }
+
+        guard let teamID, let keyID, let topic, let keyPEM, let keyFile = string("apns.key_file") else { return nil }
+        return APNs(
+            teamID: teamID,
+            keyID: keyID,
+            keyFile: ConfigurationPath.resolve(keyFile, against: directory),
+            keyPEM: RelayConfiguration.Secret(keyPEM),
+            topic: topic,
+            environment: environment,
+            endpoint: productionEndpoint,
+            sandboxEndpoint: sandboxEndpoint
+        )
+    }
+
+    /// The service-account fields FCM needs.
+    private static let serviceAccountFields = ["project_id", "private_key", "client_email", "token_uri"]
+
+    mutating func fcm() -> RelayConfiguration.FCM? {
+        let key = "fcm.service_account_file"
+        let fcmEndpoint = endpoint("fcm.endpoint", default: RelayConfiguration.FCM.defaultEndpoint)
+        guard case let (path, contents)? = file(key) else { return nil }
+        // Decoded loosely so a problem can name the missing field; no message quotes a value from the file.
+        guard let object = (try? JSONSerialization.jsonObject(with: contents)) as? [String: Any] else {
+            report(key, "file \(path) is not a JSON object (expected a Firebase service-account key file)")
+            return nil
+        }
+        if let type = object["type"] as? String, type != "service_account" {
+            report(key, "file \(path) is not a service-account key (its type is \"\(type)\", not \"service_account\")")
+            return nil
+        }
+        var fields: [String: String] = [:]
+        for field in Self.serviceAccountFields {
+            if let value = object[field] as? String, !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                fields[field] = value
+            }
+        }
+        let missing = Self.serviceAccountFields.filter { fields[$0] == nil }
+        guard missing.isEmpty, let projectID = fields["project_id"], let privateKey = fields["private_key"],
+            let clientEmail = fields["client_email"], let tokenURI = fields["token_uri"]
+        else {
+            report(key, "file \(path) lacks \(missing.joined(separator: ", ")) (expected a service-account key file)")
+            return nil
+        }
+        guard privateKey.contains("-----BEGIN"), privateKey.contains("PRIVATE KEY-----") else {
+            report(key, "file \(path) has a private_key that is not a PEM private key")
+            return nil
+        }
+        guard (try? ConfigurationSyntax.endpoint(tokenURI)) != nil else {
+            report(key, "file \(path) has a token_uri that is not an https URL")
+            return nil
+        }
+        return RelayConfiguration.FCM(
+            serviceAccountFile: path,
+            projectID: projectID,
+            clientEmail: clientEmail,
+            privateKeyID: object["private_key_id"] as? String,
+            privateKey: RelayConfiguration.Secret(privateKey),
+            tokenURI: tokenURI,
+            endpoint: fcmEndpoint
+        )
+    }
+
+    mutating func expo() -> RelayConfiguration.Expo {
+        var expo = RelayConfiguration.Expo()
+        expo.endpoint = endpoint("expo.endpoint", default: expo.endpoint)
+        let inlineKey = "expo.access_token"
+        let fileKey = "expo.access_token_file"
+        if isMentioned(inlineKey), isMentioned(fileKey) {
+            report(fileKey, "set at most one of \(origin(inlineKey)) and \(origin(fileKey))")
+            return expo
+        }
+        var token: String?
+        var tokenKey = inlineKey
+        if let inline = string(inlineKey) {
+            token = inline.trimmingCharacters(in: .whitespacesAndNewlines)
+        } else if case let (path, contents)? = file(fileKey) {
+            token = secretText(fileKey, file: path, contents: contents)
+            tokenKey = fileKey
+        }
+        guard let token else { return expo }
+        // A token with whitespace or control characters inside would break the Authorization header.
+        guard !token.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else {
+            report(tokenKey, "the access token contains whitespace or control characters")
+            return expo
+        }
+        expo.accessToken = RelayConfiguration.Secret(token)
+        return expo
+    }
+
+    mutating func android() -> RelayConfiguration.Android {
+        var android = RelayConfiguration.Android()
+        if let channel = string("android.critical_channel_id") {
+            android.criticalChannelID = channel
+        }
+        return android
+    }
+
+    // MARK: - Policies
+
+    mutating func limits() -> RateLimits {
+        var limits = RateLimits()
+        if let rate = number("limits.rate_per_second") {
+            if rate > 0 {
+                limits.ratePerSecond = rate
+            } else {
+                report("limits.rate_per_second", "must be greater than 0, found \(rate)")
+            }
+        }
+        limits.burst = integer("limits.burst", minimum: 1) ?? limits.burst
+        limits.dailyQuota = integer("limits.daily_quota", minimum: 1) ?? limits.dailyQuota
+        limits.perDevicePerMinute = integer("limits.per_device_per_minute", minimum: 1) ?? limits.perDevicePerMinute
+        return limits
+    }
+
+    mutating func audit() -> RelayConfiguration.Audit {
+        var audit = RelayConfiguration.Audit()
+        audit.retentionDays = integer("audit.retention_days", minimum: 1) ?? audit.retentionDays
+        return audit
+    }
+
+    mutating func receipts() -> RelayConfiguration.Receipts {
+        typealias Receipts = RelayConfiguration.Receipts
+        var receipts = Receipts()
+        receipts.ttlHours = integer("receipts.ttl_hours", minimum: 1) ?? receipts.ttlHours
+        receipts.requestDeadlineMs =
+            integer("receipts.wait_ms", minimum: Receipts.minimumRequestDeadlineMs) ?? receipts.requestDeadlineMs
+        return receipts
+    }
+
+    mutating func logging() -> RelayConfiguration.Logging {
+        var logging = RelayConfiguration.Logging()
+        logging.format = choice("logging.format", default: logging.format)
+        logging.level = choice("logging.level", default: logging.level)
+        return logging
+    }
+}

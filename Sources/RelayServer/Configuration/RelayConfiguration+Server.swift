@@ -1,0 +1,47 @@
+extension RelayConfiguration {
+    /// `[server]`: where the relay's HTTP API listens, and how it treats proxies.
+    package struct Server: Sendable, Equatable {
+        /// `listen`: address and port of the HTTP API.
+        package var listen: Address
+        /// `tls_cert_file`: absolute path of the PEM certificate chain; `nil` serves plain HTTP. Set with ``tlsKeyFile``.
+        package var tlsCertFile: String?
+        /// `tls_key_file`: absolute path of the PEM private key for ``tlsCertFile``.
+        package var tlsKeyFile: String?
+        /// `trusted_proxies`: CIDRs (or single addresses) of reverse proxies whose forwarded client address is trusted.
+        package var trustedProxies: [String]
+
+        package init(
+            listen: Address = Address(host: "0.0.0.0", port: 8080),
+            tlsCertFile: String? = nil,
+            tlsKeyFile: String? = nil,
+            trustedProxies: [String] = []
+        ) {
+            self.listen = listen
+            self.tlsCertFile = tlsCertFile
+            self.tlsKeyFile = tlsKeyFile
+            self.trustedProxies = trustedProxies
+        }
+
+        /// Whether the API is served over HTTPS.
+        package var usesTLS: Bool { tlsCertFile != nil && tlsKeyFile != nil }
+    }
+}
+
+extension RelayConfiguration.Server {
+    /// A host and port to listen on, written `host:port` (`[::]:8080` for an IPv6 address).
+    package struct Address: Sendable, Equatable, CustomStringConvertible {
+        /// A host name, an IPv4 address or an IPv6 address (without brackets).
+        package var host: String
+        package var port: Int
+
+        package init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `host:port`, with an IPv6 host in brackets.
+        package var description: String {
+            host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        }
+    }
+}

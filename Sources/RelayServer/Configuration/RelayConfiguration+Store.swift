@@ -1,0 +1,70 @@
+extension RelayConfiguration {
+    /// `[store]`: where tenants, keys, receipts and the audit log live.
+    package struct Store: Sendable, Equatable {
+        /// `url`: `sqlite://<path>` or `postgres://user@host:port/database`, as written.
+        package var url: String
+        /// The folder a relative SQLite path resolves against: the configuration file's folder.
+        package var directory: String
+
+        package init(url: String = "sqlite://pushrelay.db", directory: String) {
+            self.url = url
+            self.directory = directory
+        }
+
+        /// The store ``url`` names, with a SQLite path made absolute; `nil` when ``url`` is not a store URL (loading
+        /// rejects those, so a loaded configuration always has a location).
+        package var location: Location? {
+            try? Location(url: url, directory: directory)
+        }
+    }
+}
+
+extension RelayConfiguration.Store {
+    /// The store a URL names.
+    package enum Location: Sendable, Equatable {
+        /// A SQLite database file at an absolute path.
+        case sqlite(path: String)
+        /// A SQLite database in memory (`sqlite://:memory:`), gone when the process ends; for tests and demos.
+        case sqliteInMemory
+        /// A PostgreSQL database; the URL as written (it may hold a password, so never log it).
+        case postgres(url: String)
+
+        static let sqliteScheme = "sqlite://"
+        static let postgresSchemes = ["postgres://", "postgresql://"]
+
+        /// Parses a store URL.
+        ///
+        /// - Throws: ``ConfigurationSyntaxError`` naming the expected form; the message never quotes the URL, which
+        ///   may hold a password.
+        init(url: String, directory: String) throws(ConfigurationSyntaxError) {
+            let lowercased = url.lowercased()
+            if lowercased.hasPrefix(Self.sqliteScheme) {
+                let path = String(url.dropFirst(Self.sqliteScheme.count))
+                guard !path.isEmpty else {
+                    throw ConfigurationSyntaxError(
+                        "a sqlite URL needs a path: \"sqlite://pushrelay.db\" (relative to the configuration file's "
+                            + "folder) or \"sqlite:///var/lib/pushrelay/pushrelay.db\""
+                    )
+                }
+                self = path == ":memory:" ? .sqliteInMemory : .sqlite(path: ConfigurationPath.resolve(path, against: directory))
+                return
+            }
+            if Self.postgresSchemes.contains(where: { lowercased.hasPrefix($0) }) {
+                guard let host = ConfigurationSyntax.urlHost(url), !host.isEmpty else {
+                    throw ConfigurationSyntaxError("expected a URL like \"postgres://user@host:5432/database\"")
+                }
+                self = .postgres(url: url)
+                return
+            }
+            if let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") {
+                let scheme = url[..<colon]
+                if scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) {
+                    throw ConfigurationSyntaxError(
+                        "unsupported scheme \"\(scheme)\"; expected sqlite://<path> or postgres://user@host:port/database"
+                    )
+                }
+            }
+            throw ConfigurationSyntaxError("expected sqlite://<path> or postgres://user@host:port/database")
+        }
+    }
+}

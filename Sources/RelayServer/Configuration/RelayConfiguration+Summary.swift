@@ -1,0 +1,36 @@
+internal import Foundation
+internal import RelayCore
+
+extension RelayConfiguration {
+    /// One line saying what this configuration sets up, without secrets:
+    /// `APNs (production, topic com.example.app), FCM (project demo), Expo (no access token); listening on 0.0.0.0:8080
+    /// over HTTP; store sqlite /var/lib/pushrelay/pushrelay.db`.
+    package var summary: String {
+        var providers: [String] = []
+        if let apns {
+            providers.append("APNs (\(apns.environment.rawValue), topic \(apns.topic), key \(apns.keyID))")
+        }
+        if let fcm {
+            providers.append("FCM (project \(fcm.projectID))")
+        }
+        providers.append("Expo (\(expo.accessToken == nil ? "no access token" : "with access token"))")
+        let transport = server.usesTLS ? "HTTPS" : "HTTP"
+        return "\(providers.joined(separator: ", ")); listening on \(server.listen) over \(transport); "
+            + "store \(storeSummary)"
+    }
+
+    /// The store without a password.
+    private var storeSummary: String {
+        switch store.location {
+        case .sqlite(let path): "sqlite \(path)"
+        case .sqliteInMemory: "sqlite in memory"
+        case .postgres(let url):
+            if let components = URLComponents(string: url) {
+                "postgres \(components.host ?? "")\(components.port.map { ":\($0)" } ?? "")\(components.path)"
+            } else {
+                "postgres"
+            }
+        case nil: "unknown"
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Logging
+import Metrics
+package import RelayCore
+package import RelayProviders
+import RelayStore
+import Synchronization
+
+/// The notifications of one relay request that go upstream, their outcomes as they arrive, and the callers waiting.
+///
+/// A job runs in ``DeliveryQueue``'s task group, not in the request's task: a request stops waiting at its deadline,
+/// the job goes on until every notification has an outcome and the store has it. So a slow upstream never loses an
+/// accepted push.
+final class DeliveryJob: Sendable {
+    struct Item: Sendable {
+        var index: Int
+        var push: ResolvedPush
+        var receiptID: String
+    }
+
+    private struct State {
+        var reports: [Int: DeliveryReport] = [:]
+        var done = false
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    let items: [Item]
+    private let state = Mutex(State())
+    private let senders: [Provider: any PushSender]
+    private let store: any PushStore
+    private let logger: Logger
+
+    init(items: [Item], senders: [Provider: any PushSender], store: any PushStore, logger: Logger) {
+        self.items = items
+        self.senders = senders
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Sends everything, records outcomes, writes them to the store, then wakes the waiters.
+    func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            let byProvider = Dictionary(grouping: items, by: \.push.provider)
+            for (provider, items) in byProvider {
+                guard let sender = senders[provider] else { continue }
+                if let single = sender as? any SinglePushSender {
+                    for item in items {
+                        group.addTask { self.record(item, await single.send(item.push)) }
+                    }
+                } else {
+                    group.addTask {
+                        let reports = await sender.send(items.map(\.push))
+                        for (item, report) in zip(items, reports) { self.record(item, report) }
+                    }
+                }
+            }
+        }
+        let now = Date()
+        let reports = state.withLock { $0.reports }
+        let updates = items.compactMap { item -> ReceiptUpdate? in
+            guard let report = reports[item.index] else { return nil }
+            if report.receiptPending, case .delivered(let ticket) = report.outcome {
+                return ReceiptUpdate(id: item.receiptID, status: .pending, providerMessageID: ticket, expoTicketID: ticket, updatedAt: now)
+            }
+            return ReceiptUpdate(outcome: report.outcome, id: item.receiptID, at: now)
+        }
+        do {
+            try await store.updateReceipts(updates)
+        } catch {
+            logger.error("Receipts could not be stored", metadata: ["error": "\(error)", "receipts": "\(updates.count)"])
+        }
+        let waiters = state.withLock { state in
+            state.done = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func record(_ item: Item, _ report: DeliveryReport) {
+        state.withLock { $0.reports[item.index] = report }
+        Counter(
+            label: "relay_pushes_total",
+            dimensions: [("provider", item.push.provider.rawValue), ("outcome", report.outcome.shortDescription)]
+        ).increment()
+        Timer(label: "relay_upstream_duration_seconds", dimensions: [("provider", item.push.provider.rawValue)])
+            .recordNanoseconds(Int64(report.latency.components.seconds) * 1_000_000_000 + report.latency.components.attoseconds / 1_000_000_000)
+    }
+
+    /// The outcomes known by `deadline` (or all, if the job ends first), by item index.
+    func reports(until deadline: ContinuousClock.Instant) async -> [Int: DeliveryReport] {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitUntilDone() }
+            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            await group.next()
+            group.cancelAll()
+        }
+        return state.withLock { $0.reports }
+    }
+
+    private func waitUntilDone() async {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if state.done || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+}
+
+/// A sender that sends each push on its own (APNs, FCM), so that every outcome is known as soon as it arrives.
+package protocol SinglePushSender: PushSender {
+    func send(_ push: ResolvedPush) async -> DeliveryReport
+}
+
+extension APNsSender: SinglePushSender {}
+extension FCMSender: SinglePushSender {}

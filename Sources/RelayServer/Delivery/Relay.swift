@@ -1,0 +1,218 @@
+package import Foundation
+package import HTTPTypes
+package import Logging
+import Metrics
+package import RelayCore
+package import RelayProviders
+package import RelayStore
+import Synchronization
+
+/// How the relay treats requests.
+package struct RelaySettings: Sendable {
+    /// How long a push request waits for outcomes before answering "pending" for the rest.
+    package var waitDeadline: Duration
+    /// How long receipts are kept.
+    package var receiptLifetime: TimeInterval
+    /// Largest request body.
+    package var maxBodyBytes: Int
+
+    package init(waitDeadline: Duration = .seconds(10), receiptLifetime: TimeInterval = 72 * 3600, maxBodyBytes: Int = 1 << 20) {
+        self.waitDeadline = waitDeadline
+        self.receiptLifetime = receiptLifetime
+        self.maxBodyBytes = maxBodyBytes
+    }
+}
+
+/// The relay's core: admits a tenant's notifications, applies policy and limits, hands them to the senders, and
+/// turns outcomes into tickets and receipts.
+///
+/// ### Overview
+/// For one request: the tenant's bucket and daily quota admit all its notifications or none (429); each notification
+/// gets a receipt id; policy (critical alerts), provider availability and the per-device limit refuse single
+/// notifications; all receipts are stored as pending before anything is sent; the rest go to ``DeliveryQueue`` as one
+/// job; the request waits until its deadline and answers with what is known, "pending" for the rest.
+package final class Relay: Sendable {
+    package let store: any PushStore
+    package let settings: RelaySettings
+    package let authenticator: Authenticator
+    package let queue: DeliveryQueue
+    let senders: [Provider: any PushSender]
+    private let limiters = RateLimiterRegistry()
+    private let fingerprinter = Mutex<TokenFingerprinter?>(nil)
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+
+    package init(
+        store: any PushStore,
+        senders: [Provider: any PushSender],
+        settings: RelaySettings = .init(),
+        queue: DeliveryQueue = DeliveryQueue(),
+        logger: Logger = Logger(label: "pushrelay"),
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.store = store
+        self.senders = senders
+        self.settings = settings
+        self.queue = queue
+        self.logger = logger
+        self.now = now
+        self.authenticator = Authenticator(store: store, now: now)
+    }
+
+    /// The providers with credentials.
+    package var configuredProviders: Set<Provider> { Set(senders.keys) }
+
+    /// The outcome of a push request.
+    package struct PushResult: Sendable {
+        package var tickets: [Ticket]
+        package var rateLimit: TenantRateLimiter.Status
+    }
+
+    /// Delivers a request's notifications for a tenant.
+    ///
+    /// - Throws: ``RelayHTTPError`` 429 when the request does not fit the tenant's limits (nothing is sent), 503 when
+    ///   the relay is shutting down or the store is unavailable.
+    package func push(
+        _ pushes: [ResolvedPush],
+        identity: TenantIdentity,
+        logger requestLogger: Logger
+    ) async throws(RelayHTTPError) -> PushResult {
+        guard queue.isAccepting else { throw .shuttingDown }
+        let date = now()
+        let tenant = identity.tenant
+        let status: TenantRateLimiter.Status
+        switch limiters.admit(tenantID: tenant.id, limits: tenant.limits, count: pushes.count, now: date) {
+        case .admitted(let admitted):
+            status = admitted
+        case .refused(let retryAfter, let quota, let refused):
+            Counter(label: "relay_rate_limited_total", dimensions: [("reason", quota ? "daily_quota" : "rate")]).increment()
+            throw RelayHTTPError.tooManyRequests(retryAfter: retryAfter, quota: quota, status: refused)
+        }
+        let fingerprints = try await fingerprinter()
+
+        var tickets: [Ticket] = []
+        var receipts: [Receipt] = []
+        var items: [DeliveryJob.Item] = []
+        let expires = date.addingTimeInterval(settings.receiptLifetime)
+        for (index, push) in pushes.enumerated() {
+            let receiptID = UUID().uuidString.lowercased()
+            let fingerprint = fingerprints.fingerprint(push.token, provider: push.provider.rawValue)
+            var refusal: RelayRefusal?
+            if push.isCritical && !tenant.allowCriticalAlerts {
+                refusal = .criticalAlertsNotAllowed
+            } else if senders[push.provider] == nil {
+                refusal = .providerNotConfigured
+            } else if !limiters.admitDevice(tenantID: tenant.id, fingerprint: fingerprint, now: date) {
+                refusal = .messageRateExceeded
+            }
+            var receipt = Receipt(
+                id: receiptID,
+                tenantID: tenant.id,
+                keyID: identity.keyID,
+                provider: push.provider,
+                tokenFingerprint: fingerprint,
+                isCritical: push.isCritical,
+                status: .pending,
+                createdAt: date,
+                updatedAt: date,
+                expiresAt: expires
+            )
+            if let refusal {
+                receipt.status = .error
+                receipt.errorCode = refusal.rawValue
+                receipt.message = refusal.message
+                let retryAfter = refusal == .messageRateExceeded ? max(1, 60 / max(1, tenant.limits.perDevicePerMinute)) : nil
+                tickets.append(
+                    Ticket(
+                        id: receiptID,
+                        provider: push.provider,
+                        state: .error(code: refusal.rawValue, message: refusal.message, removeToken: false, retryAfter: retryAfter)
+                    )
+                )
+                Counter(label: "relay_pushes_total", dimensions: [("provider", push.provider.rawValue), ("outcome", "refused")]).increment()
+            } else {
+                tickets.append(Ticket(id: receiptID, provider: push.provider, state: .pending))
+                items.append(DeliveryJob.Item(index: index, push: push, receiptID: receiptID))
+            }
+            receipts.append(receipt)
+        }
+
+        // Stored before anything is sent: an accepted notification always has its receipt.
+        do {
+            try await store.insertReceipts(receipts)
+        } catch {
+            requestLogger.error("Receipts could not be stored", metadata: ["error": "\(error)"])
+            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+        }
+        guard !items.isEmpty else { return PushResult(tickets: tickets, rateLimit: status) }
+
+        let job = DeliveryJob(items: items, senders: senders, store: store, logger: requestLogger)
+        try queue.submit(job)
+        let reports = await job.reports(until: .now + settings.waitDeadline)
+        for item in items {
+            guard let report = reports[item.index] else { continue }
+            tickets[item.index].state =
+                if report.receiptPending, case .delivered(let ticketID) = report.outcome {
+                    .ok(providerMessageID: ticketID)
+                } else {
+                    Ticket.State(report.outcome)
+                }
+        }
+        return PushResult(tickets: tickets, rateLimit: status)
+    }
+
+    /// The caller's own receipts among `ids`; anyone else's are absent.
+    package func receipts(ids: [String], identity: TenantIdentity) async throws(RelayHTTPError) -> [Receipt] {
+        do {
+            return try await store.receipts(ids: ids, tenantID: identity.tenant.id)
+        } catch {
+            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+        }
+    }
+
+    private func fingerprinter() async throws(RelayHTTPError) -> TokenFingerprinter {
+        if let ready = fingerprinter.withLock({ $0 }) { return ready }
+        do {
+            let made = TokenFingerprinter(key: try await store.fingerprintKey())
+            fingerprinter.withLock { $0 = made }
+            return made
+        } catch {
+            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+        }
+    }
+}
+
+extension RelayHTTPError {
+    /// 429 with Retry-After and the RateLimit headers.
+    static func tooManyRequests(retryAfter: Int, quota: Bool, status: TenantRateLimiter.Status) -> RelayHTTPError {
+        var headers = status.headers
+        headers[.retryAfter] = String(retryAfter)
+        return RelayHTTPError(
+            .tooManyRequests,
+            code: "TOO_MANY_REQUESTS",
+            message: quota
+                ? "The tenant's daily quota is used up; nothing was sent. It renews at midnight UTC."
+                : "The request exceeds the tenant's rate limit; nothing was sent. Retry after \(retryAfter) s.",
+            headers: headers
+        )
+    }
+}
+
+extension TenantRateLimiter.Status {
+    /// `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`.
+    package var headers: HTTPFields {
+        var fields = HTTPFields()
+        fields[.rateLimitLimit] = String(limit)
+        fields[.rateLimitRemaining] = String(remaining)
+        fields[.rateLimitReset] = String(reset)
+        return fields
+    }
+}
+
+extension HTTPField.Name {
+    // The literals are valid field-name tokens (RFC 9110 §5.1), so `init?` cannot fail: the unwraps are safe.
+    static let rateLimitLimit = HTTPField.Name("RateLimit-Limit")!
+    static let rateLimitRemaining = HTTPField.Name("RateLimit-Remaining")!
+    static let rateLimitReset = HTTPField.Name("RateLimit-Reset")!
+    static let requestID = HTTPField.Name("X-Request-ID")!
+}

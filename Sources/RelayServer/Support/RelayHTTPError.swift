@@ -1,0 +1,89 @@
+package import HTTPTypes
+package import Hummingbird
+import NIOCore
+package import RelayCore
+
+/// An error that renders as PushRelay's JSON error body: `{"errors": [{"code", "message", "path"?}]}`.
+///
+/// Every response body of the relay is JSON, errors included; anything that is not one of these becomes a bare 500
+/// (which no input should be able to cause).
+package struct RelayHTTPError: HTTPResponseError, Sendable {
+    package struct Entry: Sendable, Encodable {
+        package var code: String
+        package var message: String
+        package var path: String?
+    }
+
+    package var status: HTTPResponse.Status
+    package var entries: [Entry]
+    package var headers: HTTPFields
+
+    package init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.entries = [Entry(code: code, message: message, path: nil)]
+        self.headers = headers
+    }
+
+    package init(validation failure: ValidationFailure) {
+        self.status = .badRequest
+        self.entries = failure.issues.map {
+            Entry(code: "VALIDATION_ERROR", message: $0.message, path: $0.path.isEmpty ? nil : $0.path)
+        }
+        self.headers = [:]
+    }
+
+    package static let unauthorized = RelayHTTPError(
+        .unauthorized,
+        code: "UNAUTHORIZED",
+        message: "A valid tenant key is required (Authorization: Bearer prk_…).",
+        headers: [.wwwAuthenticate: "Bearer"]
+    )
+    package static let tenantDisabled = RelayHTTPError(
+        .forbidden,
+        code: "TENANT_DISABLED",
+        message: "This tenant is disabled; ask the relay's operator."
+    )
+    package static let shuttingDown = RelayHTTPError(
+        .serviceUnavailable,
+        code: "SHUTTING_DOWN",
+        message: "The relay is shutting down; try again shortly.",
+        headers: [.retryAfter: "5"]
+    )
+    package static let notFound = RelayHTTPError(.notFound, code: "NOT_FOUND", message: "No such route.")
+
+    package static func payloadTooLarge(limit: Int) -> RelayHTTPError {
+        RelayHTTPError(.contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "The request body exceeds \(limit) bytes.")
+    }
+
+    package static let unsupportedMediaType = RelayHTTPError(
+        .unsupportedMediaType,
+        code: "UNSUPPORTED_MEDIA_TYPE",
+        message: "Send the body as JSON (Content-Type: application/json)."
+    )
+
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        let body = JSONValue.object([
+            "errors": .array(
+                entries.map { entry in
+                    var fields: [String: JSONValue] = ["code": .string(entry.code), "message": .string(entry.message)]
+                    if let path = entry.path { fields["path"] = .string(path) }
+                    return .object(fields)
+                }
+            )
+        ])
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body.encodedBytes())))
+    }
+}
+
+/// A JSON response body.
+package func jsonResponse(
+    _ value: JSONValue,
+    status: HTTPResponse.Status = .ok,
+    headers: HTTPFields = [:]
+) -> Response {
+    var headers = headers
+    headers[.contentType] = "application/json; charset=utf-8"
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: value.encodedBytes())))
+}

@@ -1,0 +1,56 @@
+import Foundation
+import HTTPTypes
+package import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+
+/// Wraps the router: a request id for every request (in the logger's metadata and the `X-Request-ID` header), one
+/// log line per request with the route template, never the raw path (it may carry a tenant key), and a JSON body
+/// for every error, including unknown routes. Anything unexpected becomes a bare 500 with no detail.
+package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Context == RelayRequestContext {
+    let base: Base
+
+    package func respond(to request: Request, context: RelayRequestContext) async throws -> Response {
+        var context = context
+        let requestID = request.headers[.requestID].flatMap { Self.acceptable($0) } ?? Self.makeID()
+        context.logger[metadataKey: "relay.request.id"] = "\(requestID)"
+        let started = ContinuousClock.now
+        var response: Response
+        do {
+            response = try await base.respond(to: request, context: context)
+        } catch let error as RelayHTTPError {
+            response = try error.response(from: request, context: context)
+        } catch let error as HTTPError {
+            let code = error.status == .notFound ? "NOT_FOUND" : error.status == .methodNotAllowed ? "METHOD_NOT_ALLOWED" : "HTTP_ERROR"
+            let message = error.status == .notFound ? "No such route." : error.status.reasonPhrase
+            response = try RelayHTTPError(error.status, code: code, message: message).response(from: request, context: context)
+        } catch {
+            context.logger.error("Request failed unexpectedly", metadata: ["error.type": "\(type(of: error))"])
+            response = try RelayHTTPError(.internalServerError, code: "INTERNAL_ERROR", message: "Something went wrong inside the relay.")
+                .response(from: request, context: context)
+        }
+        response.headers[.requestID] = requestID
+        let route = context.endpointPath ?? "unknown"
+        let elapsed = started.duration(to: .now)
+        context.logger.debug(
+            "Request finished",
+            metadata: [
+                "http.method": "\(request.method.rawValue)", "http.route": "\(route)",
+                "http.status": "\(response.status.code)",
+                "http.duration_ms": "\(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)",
+            ]
+        )
+        Counter(label: "relay_http_requests_total", dimensions: [("route", route), ("status", "\(response.status.code)")]).increment()
+        return response
+    }
+
+    /// A caller's request id is kept if it is short and plain; otherwise the relay makes one.
+    static func acceptable(_ id: String) -> String? {
+        id.count <= 64 && id.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } ? id : nil
+    }
+
+    static func makeID() -> String {
+        String(UUID().uuidString.lowercased().prefix(18))
+    }
+}

@@ -1,0 +1,149 @@
+package import Foundation
+package import RelayCore
+import Synchronization
+
+/// A store in memory, for tests and the demo. Nothing survives the process.
+package final class MemoryStore: PushStore {
+    private struct State {
+        var tenants: [String: Tenant] = [:]
+        var keys: [String: TenantKeyRecord] = [:]
+        var receipts: [String: Receipt] = [:]
+        var fingerprintKey: [UInt8]?
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    package func migrate() async throws {}
+    package func ping() async throws {}
+
+    package func createTenant(_ tenant: Tenant) async throws {
+        try state.withLock { state in
+            guard !state.tenants.values.contains(where: { $0.name == tenant.name }) else {
+                throw StoreError.duplicate("tenant \(tenant.name)")
+            }
+            state.tenants[tenant.id] = tenant
+        }
+    }
+
+    package func tenant(id: String) async throws -> Tenant? { state.withLock { $0.tenants[id] } }
+
+    package func tenant(named name: String) async throws -> Tenant? {
+        state.withLock { $0.tenants.values.first { $0.name == name } }
+    }
+
+    package func tenants() async throws -> [Tenant] {
+        state.withLock { $0.tenants.values.sorted { ($0.createdAt, $0.name) < ($1.createdAt, $1.name) } }
+    }
+
+    package func createKey(_ key: TenantKeyRecord) async throws {
+        try state.withLock { state in
+            guard state.tenants[key.tenantID] != nil else { throw StoreError.notFound("tenant \(key.tenantID)") }
+            guard state.keys[key.id] == nil else { throw StoreError.duplicate("key \(key.id)") }
+            state.keys[key.id] = key
+        }
+    }
+
+    package func key(id: String) async throws -> TenantKeyRecord? { state.withLock { $0.keys[id] } }
+
+    package func keys(tenantID: String) async throws -> [TenantKeyRecord] {
+        state.withLock { $0.keys.values.filter { $0.tenantID == tenantID }.sorted { $0.createdAt < $1.createdAt } }
+    }
+
+    package func markKeysUsed(_ ids: Set<String>, at date: Date) async throws {
+        state.withLock { state in
+            for id in ids where state.keys[id] != nil {
+                if (state.keys[id]?.lastUsedAt ?? .distantPast) < date { state.keys[id]?.lastUsedAt = date }
+            }
+        }
+    }
+
+    package func insertReceipts(_ receipts: [Receipt]) async throws {
+        state.withLock { state in
+            for receipt in receipts { state.receipts[receipt.id] = receipt }
+        }
+    }
+
+    package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
+        state.withLock { state in
+            for update in updates {
+                guard var receipt = state.receipts[update.id] else { continue }
+                receipt.apply(update)
+                state.receipts[update.id] = receipt
+            }
+        }
+    }
+
+    package func receipts(ids: [String], tenantID: String) async throws -> [Receipt] {
+        state.withLock { state in ids.compactMap { state.receipts[$0] }.filter { $0.tenantID == tenantID } }
+    }
+
+    package func pruneReceipts(now: Date) async throws -> Int {
+        state.withLock { state in
+            let before = state.receipts.count
+            state.receipts = state.receipts.filter { $0.value.expiresAt >= now }
+            return before - state.receipts.count
+        }
+    }
+
+    package func fingerprintKey() async throws -> [UInt8] {
+        state.withLock { state in
+            if let key = state.fingerprintKey { return key }
+            var generator = SystemRandomNumberGenerator()
+            let key = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            state.fingerprintKey = key
+            return key
+        }
+    }
+
+    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+        state.withLock { state in
+            state.receipts.values
+                .filter { $0.status == .pending && $0.expoTicketID != nil && $0.createdAt < sentBefore }
+                .sorted { $0.createdAt < $1.createdAt }
+                .prefix(limit)
+                .compactMap(\.expoTicketID)
+        }
+    }
+
+    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
+        state.withLock { state in
+            guard let id = state.receipts.values.first(where: { $0.expoTicketID == ticketID && $0.status == .pending })?.id
+            else { return }
+            state.receipts[id]?.apply(ReceiptUpdate(outcome: outcome, id: id, at: Date()))
+        }
+    }
+}
+
+extension Receipt {
+    /// Applies a known outcome.
+    package mutating func apply(_ update: ReceiptUpdate) {
+        status = update.status
+        errorCode = update.errorCode
+        message = update.message
+        removeToken = update.removeToken
+        if let id = update.providerMessageID { providerMessageID = id }
+        expoTicketID = update.expoTicketID
+        updatedAt = update.updatedAt
+    }
+}
+
+extension ReceiptUpdate {
+    /// The update that records a final outcome.
+    package init(outcome: DeliveryOutcome, id: String, at date: Date) {
+        switch outcome {
+        case .delivered(let messageID):
+            self.init(id: id, status: .ok, providerMessageID: messageID, updatedAt: date)
+        default:
+            self.init(
+                id: id,
+                status: .error,
+                errorCode: outcome.errorCode,
+                message: outcome.message,
+                removeToken: outcome.removeToken,
+                updatedAt: date
+            )
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package import Foundation
+package import RelayCore
+
+/// A self-hosted install that forwards pushes: its limits and policy.
+package struct Tenant: Sendable, Equatable, Codable {
+    package var id: String
+    /// Unique, chosen by the operator (`pushrelay tenant create NAME`).
+    package var name: String
+    package var limits: RateLimits
+    /// Only tenants with this may send critical alerts, however a message spells criticality.
+    package var allowCriticalAlerts: Bool
+    package var disabled: Bool
+    package var createdAt: Date
+
+    package init(
+        id: String = UUID().uuidString.lowercased(),
+        name: String,
+        limits: RateLimits = .init(),
+        allowCriticalAlerts: Bool = false,
+        disabled: Bool = false,
+        createdAt: Date = Date()
+    ) {
+        self.id = id
+        self.name = name
+        self.limits = limits
+        self.allowCriticalAlerts = allowCriticalAlerts
+        self.disabled = disabled
+        self.createdAt = createdAt
+    }
+}
+
+/// A tenant key as stored: its id and the SHA-256 of its secret, never the secret.
+package struct TenantKeyRecord: Sendable, Equatable {
+    package var id: String
+    package var tenantID: String
+    package var secretHash: [UInt8]
+    package var createdAt: Date
+    package var lastUsedAt: Date?
+    package var expiresAt: Date?
+    package var revokedAt: Date?
+
+    package init(
+        id: String,
+        tenantID: String,
+        secretHash: [UInt8],
+        createdAt: Date = Date(),
+        lastUsedAt: Date? = nil,
+        expiresAt: Date? = nil,
+        revokedAt: Date? = nil
+    ) {
+        self.id = id
+        self.tenantID = tenantID
+        self.secretHash = secretHash
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+    }
+
+    /// Whether the key opens the API at `now`.
+    package func isActive(at now: Date) -> Bool {
+        revokedAt == nil && (expiresAt.map { $0 > now } ?? true)
+    }
+}
+
+/// The lifecycle of one notification's receipt.
+package enum ReceiptStatus: String, Sendable, Codable, Equatable {
+    /// Accepted; the outcome is not known yet (slow upstream, or an Expo receipt to come).
+    case pending
+    case ok
+    case error
+}
+
+/// What the relay keeps about one notification, for `POST /v1/receipts` and Expo's getReceipts. Never the token,
+/// only its fingerprint; never content.
+package struct Receipt: Sendable, Equatable {
+    package var id: String
+    package var tenantID: String
+    package var keyID: String
+    package var provider: Provider
+    package var tokenFingerprint: String
+    package var isCritical: Bool
+    package var status: ReceiptStatus
+    /// The error code (`DeviceNotRegistered`, `ProviderUnavailable`, …) when `status` is `error`.
+    package var errorCode: String?
+    package var message: String?
+    package var removeToken: Bool
+    package var providerMessageID: String?
+    /// Set while an Expo receipt is awaited for this ticket.
+    package var expoTicketID: String?
+    package var createdAt: Date
+    package var updatedAt: Date
+    package var expiresAt: Date
+
+    package init(
+        id: String,
+        tenantID: String,
+        keyID: String,
+        provider: Provider,
+        tokenFingerprint: String,
+        isCritical: Bool,
+        status: ReceiptStatus,
+        errorCode: String? = nil,
+        message: String? = nil,
+        removeToken: Bool = false,
+        providerMessageID: String? = nil,
+        expoTicketID: String? = nil,
+        createdAt: Date,
+        updatedAt: Date,
+        expiresAt: Date
+    ) {
+        self.id = id
+        self.tenantID = tenantID
+        self.keyID = keyID
+        self.provider = provider
+        self.tokenFingerprint = tokenFingerprint
+        self.isCritical = isCritical
+        self.status = status
+        self.errorCode = errorCode
+        self.message = message
+        self.removeToken = removeToken
+        self.providerMessageID = providerMessageID
+        self.expoTicketID = expoTicketID
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A change to a receipt once its outcome is known.
+package struct ReceiptUpdate: Sendable, Equatable {
+    package var id: String
+    package var status: ReceiptStatus
+    package var errorCode: String?
+    package var message: String?
+    package var removeToken: Bool
+    package var providerMessageID: String?
+    package var expoTicketID: String?
+    package var updatedAt: Date
+
+    package init(
+        id: String,
+        status: ReceiptStatus,
+        errorCode: String? = nil,
+        message: String? = nil,
+        removeToken: Bool = false,
+        providerMessageID: String? = nil,
+        expoTicketID: String? = nil,
+        updatedAt: Date
+    ) {
+        self.id = id
+        self.status = status
+        self.errorCode = errorCode
+        self.message = message
+        self.removeToken = removeToken
+        self.providerMessageID = providerMessageID
+        self.expoTicketID = expoTicketID
+        self.updatedAt = updatedAt
+    }
+}
+
+/// Store failures callers can act on.
+package enum StoreError: Error, Sendable, Equatable {
+    /// A tenant with this name, or a key with this id, already exists.
+    case duplicate(String)
+    case notFound(String)
+    /// The store URL or file is unusable.
+    case unavailable(String)
+}

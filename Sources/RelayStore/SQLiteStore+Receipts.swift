@@ -1,0 +1,144 @@
+package import Foundation
+import GRDB
+package import RelayCore
+
+extension SQLiteStore {
+    private static let receiptColumns = """
+        id, tenant_id, key_id, provider, token_fingerprint, is_critical, status, error_code, message, remove_token, \
+        provider_message_id, expo_ticket_id, created_at, updated_at, expires_at
+        """
+
+    /// SQLite before 3.32 allowed 999 parameters per statement; 500 ids stay well inside any build.
+    private static let lookupChunkSize = 500
+    /// Expired receipts are deleted this many per transaction, so pruning never holds the writer for long.
+    private static let pruneBatchSize = 5_000
+
+    package func insertReceipts(_ receipts: [Receipt]) async throws {
+        guard !receipts.isEmpty else { return }
+        try await writer.write { db in
+            // Same id again replaces the receipt, as in `MemoryStore`.
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO receipts (\(Self.receiptColumns))
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
+            for receipt in receipts {
+                try statement.execute(arguments: [
+                    receipt.id, receipt.tenantID, receipt.keyID, receipt.provider.rawValue,
+                    receipt.tokenFingerprint, receipt.isCritical, receipt.status.rawValue, receipt.errorCode,
+                    receipt.message, receipt.removeToken, receipt.providerMessageID, receipt.expoTicketID,
+                    receipt.createdAt.unixSeconds, receipt.updatedAt.unixSeconds, receipt.expiresAt.unixSeconds,
+                ])
+            }
+        }
+    }
+
+    package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
+        guard !updates.isEmpty else { return }
+        try await writer.write { db in
+            for update in updates {
+                try Self.apply(update, db: db)
+            }
+        }
+    }
+
+    /// Applies `update` to its receipt, if there is one: the rules of ``Receipt/apply(_:)``.
+    private static func apply(_ update: ReceiptUpdate, db: Database) throws {
+        // A known provider message id is kept when the update brings none.
+        let statement = try db.cachedStatement(
+            sql: """
+                UPDATE receipts SET status = ?, error_code = ?, message = ?, remove_token = ?,
+                    provider_message_id = COALESCE(?, provider_message_id), expo_ticket_id = ?, updated_at = ?
+                WHERE id = ?
+                """
+        )
+        try statement.execute(arguments: [
+            update.status.rawValue, update.errorCode, update.message, update.removeToken, update.providerMessageID,
+            update.expoTicketID, update.updatedAt.unixSeconds, update.id,
+        ])
+    }
+
+    package func receipts(ids: [String], tenantID: String) async throws -> [Receipt] {
+        guard !ids.isEmpty else { return [] }
+        let unique = Array(Set(ids))
+        let found = try await writer.read { db in
+            var found: [String: Receipt] = [:]
+            var start = unique.startIndex
+            while start < unique.endIndex {
+                let chunk = unique[start..<min(start + Self.lookupChunkSize, unique.endIndex)]
+                start = chunk.endIndex
+                guard let last = chunk.last else { break }
+                // Padded to a power of two with a repeated id, so a handful of statements serve every count.
+                let width = min(Self.lookupChunkSize, 1 << (Int.bitWidth - (chunk.count - 1).leadingZeroBitCount))
+                let placeholders = repeatElement("?", count: width).joined(separator: ", ")
+                let statement = try db.cachedStatement(
+                    sql: "SELECT \(Self.receiptColumns) FROM receipts WHERE id IN (\(placeholders)) AND tenant_id = ?"
+                )
+                var arguments = StatementArguments(chunk)
+                arguments += StatementArguments(repeatElement(last, count: width - chunk.count))
+                arguments += [tenantID]
+                for row in try Row.fetchAll(statement, arguments: arguments) {
+                    let receipt = try Receipt(row: row)
+                    found[receipt.id] = receipt
+                }
+            }
+            return found
+        }
+        // In the order asked, as `MemoryStore` answers.
+        return ids.compactMap { found[$0] }
+    }
+
+    package func pruneReceipts(now: Date) async throws -> Int {
+        let cutoff = now.unixSeconds
+        var total = 0
+        while true {
+            let deleted = try await writer.write { db in
+                let statement = try db.cachedStatement(
+                    sql: """
+                        DELETE FROM receipts WHERE id IN (
+                            SELECT id FROM receipts WHERE expires_at < ? ORDER BY expires_at LIMIT ?
+                        )
+                        """
+                )
+                try statement.execute(arguments: [cutoff, Self.pruneBatchSize])
+                return db.changesCount
+            }
+            total += deleted
+            if deleted < Self.pruneBatchSize { return total }
+        }
+    }
+
+    // MARK: - ExpoReceiptStore
+
+    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+        guard limit > 0 else { return [] }
+        return try await writer.read { db in
+            // The literal conditions match the partial index `receipts_pending_expo_by_created`.
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT expo_ticket_id FROM receipts
+                    WHERE status = 'pending' AND expo_ticket_id IS NOT NULL AND created_at < ?
+                    ORDER BY created_at LIMIT ?
+                    """
+            )
+            return try String.fetchAll(statement, arguments: [sentBefore.unixSeconds, limit])
+        }
+    }
+
+    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
+        let now = Date()
+        try await writer.write { db in
+            // The literal conditions match the partial index `receipts_pending_by_expo_ticket`.
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT id FROM receipts
+                    WHERE expo_ticket_id = ? AND status = 'pending' AND expo_ticket_id IS NOT NULL
+                    LIMIT 1
+                    """
+            )
+            guard let id = try String.fetchOne(statement, arguments: [ticketID]) else { return }
+            try Self.apply(ReceiptUpdate(outcome: outcome, id: id, at: now), db: db)
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RelayCore
+import RelayHTTP2
+import RelayProviders
+import RelayServer
+import RelaySimulator
+import RelayStore
+import ServiceLifecycle
+
+/// `pushrelay demo`: the whole path of a push on one machine, in a few seconds.
+///
+/// Starts the APNs/FCM/Expo simulator and the relay (TLS, HTTP/2) on free ports with a temporary store, creates a
+/// demo tenant and key, sends an iOS critical alert, an Android critical alert, an Expo push and a push to a dead
+/// token through the native API, prints each ticket and then the receipts, and exits 0 when every outcome is the
+/// expected one.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the relay against the built-in simulator and send sample pushes."
+    )
+
+    @Flag(name: .long, help: "Show the relay's log lines.")
+    var verbose = false
+
+    func run() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-demo-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var logger = Logger(label: "pushrelay.demo")
+        logger.logLevel = verbose ? .debug : .critical
+
+        // 1. The upstream simulator, with fresh credentials.
+        let credentials = try SimulatorCredentials()
+        let simulator = try await ProviderSimulator.start(configuration: credentials.simulatorConfiguration())
+        let files = try credentials.write(to: directory, tokenURI: simulator.fcmTokenURI)
+        say("Simulator (APNs, FCM, Expo) on \(simulator.baseURL)")
+
+        // 2. The relay's configuration, store and TLS identity, all temporary.
+        let config = """
+            [store]
+            url = "sqlite://relay.db"
+            [upstream]
+            ca_file = "\(simulator.caFilePath)"
+            [apns]
+            team_id = "\(credentials.apnsTeamID)"
+            key_id = "\(credentials.apnsKeyID)"
+            key_file = "\(files.apnsKey)"
+            topic = "\(credentials.apnsBundleID)"
+            environment = "sandbox"
+            endpoint = "\(simulator.baseURL)"
+            sandbox_endpoint = "\(simulator.baseURL)"
+            [fcm]
+            service_account_file = "\(files.serviceAccount)"
+            endpoint = "\(simulator.baseURL)"
+            [expo]
+            endpoint = "\(simulator.baseURL)"
+            """
+        let configPath = directory + "/relay.conf"
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        let configuration = try RelayConfiguration.load(path: configPath, environment: [:])
+        let store = try await RelayAssembly.openStore(configuration)
+        let assembly = try RelayAssembly.make(configuration: configuration, store: store, logger: logger, expoReceiptDelay: .zero)
+
+        let tenant = Tenant(name: "demo", allowCriticalAlerts: true)
+        try await store.createTenant(tenant)
+        let key = TenantKeys.issue()
+        try await store.createKey(TenantKeyRecord(id: key.id, tenantID: tenant.id, secretHash: key.secretHash))
+        say("Tenant 'demo' (critical alerts allowed), key \(key.id)")
+
+        let identity = try HTTP2TestIdentity.generate()
+        let leaf = try identity.issueServerCertificate(host: "127.0.0.1")
+        let relayCA = try identity.write(to: directory + "/relay-ca")
+
+        // 3. The relay, on a free port, with TLS and HTTP/2.
+        let port = AsyncStream.makeStream(of: Int.self)
+        let app = try buildApplication(
+            RelayApplicationParts(
+                relay: assembly.relay,
+                host: "127.0.0.1",
+                port: 0,
+                tls: (leaf.certificatePEM, leaf.privateKeyPEM),
+                services: assembly.services,
+                logger: logger,
+                onServerRunning: { bound in
+                    if let bound { port.continuation.yield(bound) }
+                    port.continuation.finish()
+                }
+            )
+        )
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let allGood = try await withThrowingTaskGroup(of: Bool.self) { tasks in
+            tasks.addTask {
+                try await group.run()
+                return true
+            }
+            var ports = port.stream.makeAsyncIterator()
+            guard let bound = await ports.next() else { throw ValidationError("the relay did not start") }
+            say("Relay on https://127.0.0.1:\(bound) (HTTP/2 over TLS)\n")
+            let ok = try await Self.exercise(url: "https://127.0.0.1:\(bound)", caFile: relayCA, key: key.key, assembly: assembly, say: say)
+            await group.triggerGracefulShutdown()
+            _ = try await tasks.next()
+            return ok
+        }
+        try await simulator.shutdown()
+        guard allGood else {
+            say("\nSome outcomes were not the expected ones.")
+            throw ExitCode(1)
+        }
+        say("\nEvery outcome was the expected one.")
+    }
+
+    /// Sends the sample pushes and prints tickets and receipts; `true` when each outcome is the expected one.
+    static func exercise(url: String, caFile: String, key: String, assembly: RelayAssembly, say: (String) -> Void) async throws -> Bool {
+        let client = try HTTP2Pool(configuration: .init(maxConnections: 1, caFile: caFile))
+        defer { Task { await client.shutdown() } }
+        let iosToken = String(repeating: "a1", count: 32)
+        let androidToken = "demo-android:" + String(repeating: "APA91b_x", count: 12)
+        let expoToken = "ExponentPushToken[demo-expo-0001]"
+        let deadToken = "0410" + String(repeating: "d", count: 60)
+        let samples: [(String, String, String)] = [
+            ("iOS critical alert", iosToken, #""title":"Incident #12","body":"Primary DB unreachable","isCriticalAlert":true,"data":{"incidentId":"12"}"#),
+            ("Android critical alert", androidToken, #""title":"Incident #12","body":"Primary DB unreachable","interruptionLevel":"critical","sound":{"critical":true,"name":"default","volume":1},"provider":"fcm""#),
+            ("Expo push", expoToken, #""title":"Deploy finished","body":"v2.4.1 is live""#),
+            ("Dead token", deadToken, #""title":"Hello","body":"Anyone there?""#),
+        ]
+        let messages = samples.map { #"{"to":"\#($0.1)",\#($0.2)}"# }.joined(separator: ",")
+        let response = try await client.send(
+            HTTP2Request(
+                url: url + "/v1/push",
+                headers: [HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json")],
+                body: Array(#"{"messages":[\#(messages)]}"#.utf8)
+            )
+        )
+        say("POST /v1/push → HTTP \(response.status)")
+        guard response.status == 200, case .array(let tickets)? = JSONValue.decode(response.body)?.objectValue?["data"] else {
+            say(String(decoding: response.body, as: UTF8.self))
+            return false
+        }
+        var ids: [String] = []
+        for ((name, _, _), ticket) in zip(samples, tickets) {
+            let fields = ticket.objectValue ?? [:]
+            let status = fields["status"]?.stringValue ?? "?"
+            let detail = fields["details"]?.objectValue?["error"]?.stringValue ?? fields["providerMessageId"]?.stringValue ?? ""
+            say("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(fields["provider"]?.stringValue ?? "?")\t\(status)\t\(detail)")
+            if let id = fields["id"]?.stringValue { ids.append(id) }
+        }
+
+        // The Expo ticket is followed by a receipt; ask the simulator for it now instead of in 15 minutes.
+        await assembly.relay.queue.waitUntilIdle()
+        _ = try await assembly.expoReceipts.pollOnce()
+        let lookup = try await client.send(
+            HTTP2Request(
+                url: url + "/v1/receipts",
+                headers: [HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json")],
+                body: Array(JSONValue.object(["ids": .array(ids.map(JSONValue.string))]).encodedBytes())
+            )
+        )
+        say("\nPOST /v1/receipts → HTTP \(lookup.status)")
+        let receipts = JSONValue.decode(lookup.body)?.objectValue?["data"]?.objectValue ?? [:]
+        var outcomes: [String] = []
+        for ((name, _, _), id) in zip(samples, ids) {
+            let receipt = receipts[id]?.objectValue ?? [:]
+            let status = receipt["status"]?.stringValue ?? "absent"
+            let error = receipt["details"]?.objectValue?["error"]?.stringValue
+            let removeToken = receipt["details"]?.objectValue?["removeToken"] == .bool(true)
+            say("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(status)\(error.map { "\t\($0)" } ?? "")\(removeToken ? "\tremove this token" : "")")
+            outcomes.append(error ?? status)
+        }
+        return outcomes == ["ok", "ok", "ok", "DeviceNotRegistered"]
+    }
+
+    func say(_ line: String) {
+        print(line)
+    }
+}

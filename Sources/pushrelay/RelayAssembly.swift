@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RelayCore
+import RelayHTTP2
+import RelayProviders
+import RelayServer
+import RelayStore
+import ServiceLifecycle
+
+/// Builds a running relay's parts from its configuration: the store, one HTTP/2 client per provider, the senders
+/// and their credentials, and the background services.
+struct RelayAssembly {
+    let relay: Relay
+    let clients: [Provider: HTTP2Client]
+    let services: [any Service]
+    let expoReceipts: ExpoReceiptPoller
+
+    /// Opens the store named by the configuration and runs its migrations.
+    static func openStore(_ configuration: RelayConfiguration) async throws -> any PushStore {
+        let store: any PushStore
+        switch configuration.store.location {
+        case .sqlite(let path)?: store = try SQLiteStore(path: path)
+        case .sqliteInMemory?: store = try SQLiteStore(path: ":memory:")
+        case .postgres?:
+            throw ValidationError("store.url: PostgreSQL arrives with the operators issue; use sqlite:// for now")
+        case nil:
+            throw ValidationError("store.url: \(configuration.store.url) is not a store URL")
+        }
+        try await store.migrate()
+        return store
+    }
+
+    static func make(
+        configuration: RelayConfiguration,
+        store: any PushStore,
+        logger: Logger,
+        environment: SenderEnvironment = .live,
+        expoReceiptDelay: Duration = .seconds(15 * 60)
+    ) throws -> RelayAssembly {
+        let payload = PayloadSettings(
+            apnsTopic: configuration.apns?.topic ?? "",
+            apnsDefaultEnvironment: configuration.apns?.environment ?? .production,
+            androidCriticalChannelId: configuration.android.criticalChannelID,
+            fcmProjectId: configuration.fcm?.projectID ?? ""
+        )
+        let retry = RetryPolicy(maxAttempts: configuration.upstream.maxAttempts)
+        var clients: [Provider: HTTP2Client] = [:]
+        func client(_ provider: Provider) -> HTTP2Client {
+            let made = HTTP2Client(
+                configuration: HTTP2PoolConfiguration(
+                    maxConnections: configuration.upstream.maxConnections,
+                    maxConcurrentStreams: configuration.upstream.concurrentStreams(for: provider),
+                    requestTimeout: .milliseconds(configuration.upstream.timeoutMs),
+                    caFile: configuration.upstream.caFile
+                )
+            )
+            clients[provider] = made
+            return made
+        }
+
+        var senders: [Provider: any PushSender] = [:]
+        if let apns = configuration.apns {
+            let key = try APNsTokenProvider.loadKey(pem: apns.keyPEM.value)
+            senders[.apns] = APNsSender(
+                configuration: APNsSenderConfiguration(
+                    payload: payload,
+                    productionEndpoint: apns.endpoint,
+                    sandboxEndpoint: apns.sandboxEndpoint
+                ),
+                tokens: APNsTokenProvider(teamID: apns.teamID, keyID: apns.keyID, key: key, now: environment.now),
+                client: client(.apns),
+                governor: RetryGovernor(policy: retry),
+                environment: environment,
+                logger: logger
+            )
+        }
+        if let fcm = configuration.fcm {
+            let fcmClient = client(.fcm)
+            senders[.fcm] = FCMSender(
+                configuration: FCMSenderConfiguration(payload: payload, endpoint: fcm.endpoint),
+                tokens: try FCMAccessTokenProvider(account: fcm.serviceAccount, client: fcmClient, now: environment.now),
+                client: fcmClient,
+                governor: RetryGovernor(policy: retry),
+                environment: environment,
+                logger: logger
+            )
+        }
+        let expoConfiguration = ExpoSenderConfiguration(
+            payload: payload,
+            endpoint: configuration.expo.endpoint,
+            accessToken: configuration.expo.accessToken?.value
+        )
+        let expoClient = client(.expo)
+        senders[.expo] = ExpoSender(
+            configuration: expoConfiguration,
+            client: expoClient,
+            governor: RetryGovernor(policy: retry),
+            environment: environment,
+            logger: logger
+        )
+
+        let relay = Relay(
+            store: store,
+            senders: senders,
+            settings: RelaySettings(
+                waitDeadline: .milliseconds(configuration.receipts.requestDeadlineMs),
+                receiptLifetime: TimeInterval(configuration.receipts.ttlHours) * 3600
+            ),
+            logger: logger
+        )
+        let poller = ExpoReceiptPoller(
+            configuration: expoConfiguration,
+            store: store,
+            client: expoClient,
+            delay: expoReceiptDelay,
+            environment: environment,
+            logger: logger
+        )
+        let services: [any Service] = [
+            ExpoReceiptService(poller: poller),
+            MaintenanceService(relay: relay, logger: logger),
+            ClientShutdownService(clients: Array(clients.values)),
+        ]
+        return RelayAssembly(relay: relay, clients: clients, services: services, expoReceipts: poller)
+    }
+
+    /// Pool gauges for `/metrics`, read at scrape time.
+    func poolStatistics() -> [(provider: Provider, statistics: HTTP2PoolStatistics)] {
+        clients.flatMap { provider, client in client.statistics.values.map { (provider, $0) } }
+    }
+}
+
+/// Closes the upstream connections after everything else has stopped (services shut down in reverse order).
+struct ClientShutdownService: Service {
+    let clients: [HTTP2Client]
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        for client in clients { await client.shutdown(gracePeriod: .seconds(10)) }
+    }
+}
+

@@ -1,0 +1,163 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import RelaySimulator
+
+/// `pushrelay simulate`: runs the APNs/FCM/Expo simulator with fresh demo credentials, and writes what a relay needs
+/// to talk to it.
+struct SimulateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Run a local APNs/FCM/Expo simulator (HTTP/2 over TLS) with demo credentials.",
+        discussion: """
+            Writes ca.pem, AuthKey_<key id>.p8, fcm-service-account.json and relay.conf.fragment into the output \
+            directory, then serves until interrupted (SIGINT or SIGTERM). Device tokens starting with 0410, 0400, \
+            0403, 0413, 0503, 0429, 0500, 0401, 0555 or 0610 fail in scripted ways (see RelaySimulator's \
+            ScriptedToken). The CA is kept in <out>/ca, so a restarted simulator is trusted by the same ca.pem.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Address and port to listen on.", valueName: "host:port"))
+    var listen: String = "127.0.0.1:8443"
+
+    @Option(name: .customLong("latency-ms"), help: "Delay added to every answer, in milliseconds.")
+    var latencyMilliseconds: Int = 0
+
+    @Option(help: ArgumentHelp("Directory for the CA, the demo keys and the configuration fragment.", valueName: "dir"))
+    var out: String = "./simulator"
+
+    func validate() throws {
+        _ = try Self.hostAndPort(self.listen)
+        guard self.latencyMilliseconds >= 0 else {
+            throw ValidationError("--latency-ms must not be negative.")
+        }
+    }
+
+    func run() async throws {
+        let (host, port) = try Self.hostAndPort(self.listen)
+        let directory = URL(fileURLWithPath: self.out, isDirectory: true).standardizedFileURL
+        let credentials = try SimulatorCredentials()
+        var configuration = credentials.simulatorConfiguration()
+        configuration.server.host = host
+        configuration.server.port = port
+        configuration.server.certificateDirectory = directory.appendingPathComponent("ca", isDirectory: true).path
+        configuration.latency = .milliseconds(self.latencyMilliseconds)
+        // A long-running demo must not keep every request it ever saw.
+        configuration.recordsRequests = false
+
+        // Ignore the default actions before the sources exist, so an early signal cannot kill the process half-way.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let (signals, signalled) = AsyncStream.makeStream(of: Int32.self)
+        let queue = DispatchQueue(label: "pushrelay.simulate.signals")
+        let sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { signalled.yield(number) }
+            source.resume()
+            return source
+        }
+        defer { sources.forEach { $0.cancel() } }
+
+        let simulator = try await ProviderSimulator.start(configuration: configuration)
+        do {
+            let written = try Self.writeFiles(
+                into: directory, credentials: credentials, simulator: simulator)
+            print("Provider simulator listening on \(simulator.baseURL) (APNs, FCM and Expo)")
+            for path in written {
+                print("  wrote \(path)")
+            }
+            print("Merge relay.conf.fragment into relay.conf; press Ctrl-C to stop.")
+        } catch {
+            try? await simulator.shutdown()
+            throw error
+        }
+
+        for await number in signals {
+            print("Received signal \(number), shutting down.")
+            break
+        }
+        try await simulator.shutdown()
+    }
+
+    /// Writes the CA copy, the keys and the configuration fragment; returns their paths.
+    private static func writeFiles(
+        into directory: URL,
+        credentials: SimulatorCredentials,
+        simulator: ProviderSimulator
+    ) throws -> [String] {
+        let files = try credentials.write(to: directory.path, tokenURI: simulator.fcmTokenURI)
+        let caFile = directory.appendingPathComponent("ca.pem")
+        try Data(contentsOf: URL(fileURLWithPath: simulator.caFilePath)).write(to: caFile, options: .atomic)
+        let fragmentFile = directory.appendingPathComponent("relay.conf.fragment")
+        let fragment = Self.configurationFragment(
+            caFile: caFile.path, credentials: credentials, files: files, endpoint: simulator.baseURL)
+        try Data(fragment.utf8).write(to: fragmentFile, options: .atomic)
+        return [caFile.path, files.apnsKey, files.serviceAccount, fragmentFile.path]
+    }
+
+    /// The `relay.conf` sections that point a relay at the simulator; paths are absolute so the fragment works
+    /// wherever it is merged.
+    static func configurationFragment(
+        caFile: String,
+        credentials: SimulatorCredentials,
+        files: SimulatorCredentials.Files,
+        endpoint: String
+    ) -> String {
+        """
+        # Written by `pushrelay simulate`: merge into relay.conf to send through the simulator at \(endpoint).
+        # The keys are demo keys made for this run; they are worthless anywhere else.
+
+        [upstream]
+        ca_file = \(tomlString(caFile))
+
+        [apns]
+        team_id = \(tomlString(credentials.apnsTeamID))
+        key_id = \(tomlString(credentials.apnsKeyID))
+        key_file = \(tomlString(files.apnsKey))
+        topic = \(tomlString(credentials.apnsBundleID))
+        environment = "sandbox"
+        endpoint = \(tomlString(endpoint))
+        sandbox_endpoint = \(tomlString(endpoint))
+
+        [fcm]
+        service_account_file = \(tomlString(files.serviceAccount))
+        endpoint = \(tomlString(endpoint))
+
+        [expo]
+        endpoint = \(tomlString(endpoint))
+
+        """
+    }
+
+    /// Splits `host:port` (`[v6]:port` for IPv6 literals).
+    static func hostAndPort(_ text: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65_535).contains(port)
+        else {
+            throw ValidationError("--listen must be HOST:PORT, for example 127.0.0.1:8443.")
+        }
+        var host = text[..<colon]
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            host = host.dropFirst().dropLast()
+        }
+        guard !host.isEmpty else {
+            throw ValidationError("--listen must name a host, for example 127.0.0.1:8443.")
+        }
+        return (String(host), port)
+    }
+}
+
+/// A TOML basic string.
+private func tomlString(_ value: String) -> String {
+    var escaped = ""
+    for scalar in value.unicodeScalars {
+        switch scalar {
+        case "\"": escaped += "\\\""
+        case "\\": escaped += "\\\\"
+        case let control where control.value < 0x20 || control.value == 0x7F:
+            escaped += String(format: "\\u%04X", control.value)
+        default: escaped.unicodeScalars.append(scalar)
+        }
+    }
+    return "\"\(escaped)\""
+}

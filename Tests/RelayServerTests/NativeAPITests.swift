@@ -1,0 +1,268 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import RelayCore
+import RelayStore
+import Testing
+
+@testable import RelayServer
+
+@Suite(.timeLimit(.minutes(1)))
+struct NativeAPITests {
+    @Test func healthAndUnknownRoutesAnswerJSON() async throws {
+        let relay = try await TestRelay()
+        try await relay.application.test(.router) { client in
+            let health = try await client.execute(uri: "/healthz", method: .get)
+            #expect(health.status == .ok)
+            #expect(health.object["status"] == .string("ok"))
+            let ready = try await client.execute(uri: "/readyz", method: .get)
+            #expect(ready.status == .ok)
+            #expect(ready.object["providers"] == .array([.string("apns"), .string("expo"), .string("fcm")]))
+            let missing = try await client.execute(uri: "/nope", method: .get)
+            #expect(missing.status == .notFound)
+            #expect(missing.object["errors"]?[0]?["code"] == .string("NOT_FOUND"))
+            #expect(missing.headers[.contentType]?.hasPrefix("application/json") == true)
+            #expect(missing.headers[HTTPField.Name("X-Request-ID")!] != nil)
+        }
+    }
+
+    @Test func pushAnswersOneTicketPerTokenInOrder() async throws {
+        let relay = try await TestRelay()
+        let body = #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.deadAPNsToken)"],"title":"t","body":"b"},{"to":"\#(TestRelay.fcmToken)","body":"x"},{"to":"\#(TestRelay.expoToken)","body":"y"}]}"#
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: body)
+            #expect(response.status == .ok)
+            let data = try #require(response.json?["data"])
+            #expect(data[0]?["status"] == .string("ok"))
+            #expect(data[0]?["provider"] == .string("apns"))
+            #expect(data[0]?["providerMessageId"] != nil)
+            #expect(data[1]?["status"] == .string("error"))
+            #expect(data[1]?["details"]?["error"] == .string("DeviceNotRegistered"))
+            #expect(data[1]?["details"]?["removeToken"] == .bool(true))
+            #expect(data[2]?["provider"] == .string("fcm"))
+            #expect(data[3]?["provider"] == .string("expo"))
+            #expect(response.headers[HTTPField.Name("RateLimit-Limit")!] == "200")
+            #expect(response.headers[HTTPField.Name("RateLimit-Remaining")!] == "196")
+            #expect(response.headers[HTTPField.Name("RateLimit-Reset")!] != nil)
+
+            // Receipts are kept and can be looked up by their ids.
+            let ids = (0..<4).compactMap { data[$0]?["id"]?.stringValue }
+            let lookup = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(ids.joined(separator: "\",\""))"]}"#)
+            #expect(lookup.status == .ok)
+            #expect(lookup.json?["data"]?[ids[0]]?["status"] == .string("ok"))
+            #expect(lookup.json?["data"]?[ids[1]]?["details"]?["error"] == .string("DeviceNotRegistered"))
+        }
+    }
+
+    @Test(arguments: [nil, "", "Bearer", "Bearer nonsense", "Basic abc", "Bearer prk_0123456789abcdef_wrongwrongwrongwrongwrongwrongwrongwrongwrongxx"])
+    func missingOrWrongKeysAreUnauthorized(_ authorization: String?) async throws {
+        let relay = try await TestRelay()
+        try await relay.application.test(.router) { client in
+            var headers: HTTPFields = [.contentType: "application/json"]
+            if let authorization { headers[.authorization] = authorization }
+            let response = try await client.execute(uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(string: "{}"))
+            #expect(response.status == .unauthorized)
+            #expect(response.object["errors"]?[0]?["code"] == .string("UNAUTHORIZED"))
+        }
+        #expect(relay.sentCount == 0)
+    }
+
+    @Test func wrongSecretForARealKeyIdIsUnauthorized() async throws {
+        let relay = try await TestRelay()
+        let forged = String(relay.key.prefix(21)) + String(repeating: "A", count: 43)
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: forged, json: "{}")
+            #expect(response.status == .unauthorized)
+        }
+    }
+
+    @Test func disabledTenantIsForbidden() async throws {
+        let store = MemoryStore()
+        let (_, key) = try await TestRelay.addTenant(to: store, name: "gone")
+        var tenant = try #require(try await store.tenant(named: "gone"))
+        tenant.disabled = true
+        let relay = Relay(store: DisablingStore(base: store, disabled: tenant), senders: [:])
+        try await buildApplication(RelayApplicationParts(relay: relay)).test(.router) { client in
+            let response = try await client.post("/v1/push", key: key, json: "{}")
+            #expect(response.status == .forbidden)
+            #expect(response.object["errors"]?[0]?["code"] == .string("TENANT_DISABLED"))
+        }
+    }
+
+    @Test func validationErrorsNameEveryPath() async throws {
+        let relay = try await TestRelay()
+        let body = #"{"messages":[{"to":"\#(TestRelay.apnsToken)","badge":-1},{"to":"nope","isCriticalAlrt":true}]}"#
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: body)
+            #expect(response.status == .badRequest)
+            guard case .array(let errors)? = response.json?["errors"] else {
+                Issue.record("no errors array")
+                return
+            }
+            #expect(Set(errors.compactMap { $0["path"]?.stringValue }) == ["messages[0].badge", "messages[1].to[0]", "messages[1].isCriticalAlrt"])
+            #expect(errors.allSatisfy { $0["code"] == .string("VALIDATION_ERROR") })
+        }
+        #expect(relay.sentCount == 0)
+    }
+
+    @Test func badBodiesGetTheirOwnStatus() async throws {
+        let relay = try await TestRelay()
+        try await relay.application.test(.router) { client in
+            let notJSON = try await client.post("/v1/push", key: relay.key, json: "{oops")
+            #expect(notJSON.status == .badRequest)
+            let text = try await client.execute(
+                uri: "/v1/push", method: .post,
+                headers: [.contentType: "text/plain", .authorization: "Bearer \(relay.key)"],
+                body: ByteBuffer(string: "hi")
+            )
+            #expect(text.status == .unsupportedMediaType)
+            #expect(text.object["errors"]?[0]?["code"] == .string("UNSUPPORTED_MEDIA_TYPE"))
+            let huge = try await client.post("/v1/push", key: relay.key, json: String(repeating: " ", count: (1 << 20) + 1))
+            #expect(huge.status == .contentTooLarge)
+            #expect(huge.object["errors"]?[0]?["code"] == .string("PAYLOAD_TOO_LARGE"))
+        }
+    }
+
+    @Test(arguments: [
+        #""isCriticalAlert":true"#,
+        #""interruptionLevel":"critical""#,
+        #""sound":{"critical":true,"name":"default","volume":1}"#,
+    ])
+    func criticalAlertsNeedPermissionWhateverTheSpelling(_ spelling: String) async throws {
+        let relay = try await TestRelay(allowCriticalAlerts: false)
+        let body = #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.expoToken)"],"body":"page",\#(spelling)}]}"#
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: body)
+            #expect(response.status == .ok)
+            for index in 0..<2 {
+                #expect(response.json?["data"]?[index]?["details"]?["error"] == .string("CriticalAlertsNotAllowed"))
+                #expect(response.json?["data"]?[index]?["details"]?["removeToken"] == .bool(false))
+            }
+        }
+        #expect(relay.sentCount == 0, "nothing is sent upstream for a refused critical alert")
+    }
+
+    @Test func allowedTenantsSendCriticalAlerts() async throws {
+        let relay = try await TestRelay(allowCriticalAlerts: true)
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"page","interruptionLevel":"critical"}]}"#)
+            #expect(response.json?["data"]?[0]?["status"] == .string("ok"))
+        }
+        #expect(relay.senders[.apns]?.sentPushes.first?.isCritical == true)
+    }
+
+    @Test func unconfiguredProviderIsReportedPerNotification() async throws {
+        let relay = try await TestRelay(providers: [.expo])
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.expoToken)"],"body":"x"}]}"#)
+            #expect(response.json?["data"]?[0]?["details"]?["error"] == .string("ProviderNotConfigured"))
+            #expect(response.json?["data"]?[1]?["status"] == .string("ok"))
+        }
+    }
+
+    @Test func requestOverTheRateIsRefusedWholeWithRetryAfter() async throws {
+        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 1, burst: 3, dailyQuota: 100, perDevicePerMinute: 30))
+        let four = Array(repeating: "\"\(TestRelay.expoToken)\"", count: 4).joined(separator: ",")
+        try await relay.application.test(.router) { client in
+            let refused = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(four)],"body":"x"}]}"#)
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.object["errors"]?[0]?["code"] == .string("TOO_MANY_REQUESTS"))
+            #expect(refused.headers[.retryAfter] != nil)
+            #expect(refused.headers[HTTPField.Name("RateLimit-Remaining")!] == "3")
+            let fits = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#)
+            #expect(fits.status == .ok)
+        }
+        #expect(relay.sentCount == 1, "the refused request sent nothing")
+    }
+
+    @Test func runawayDeviceGetsMessageRateExceeded() async throws {
+        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 100, burst: 200, dailyQuota: 1000, perDevicePerMinute: 2))
+        let three = Array(repeating: "\"\(TestRelay.apnsToken)\"", count: 3).joined(separator: ",")
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(three)],"body":"loop"}]}"#)
+            #expect(response.json?["data"]?[0]?["status"] == .string("ok"))
+            #expect(response.json?["data"]?[1]?["status"] == .string("ok"))
+            #expect(response.json?["data"]?[2]?["details"]?["error"] == .string("MessageRateExceeded"))
+            #expect(response.json?["data"]?[2]?["details"]?["retryAfter"] != nil)
+        }
+        #expect(relay.sentCount == 2)
+    }
+
+    @Test func slowUpstreamAnswersPendingAndTheReceiptCompletesLater() async throws {
+        let relay = try await TestRelay(senderDelay: .milliseconds(500), waitDeadline: .milliseconds(50))
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
+            #expect(response.json?["data"]?[0]?["status"] == .string("pending"))
+            let id = try #require(response.json?["data"]?[0]?["id"]?.stringValue)
+            let early = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(id)"]}"#)
+            #expect(early.json?["data"]?[id]?["status"] == .string("pending"))
+            // The job finishes in the background and then completes the receipt.
+            await relay.relay.queue.waitUntilIdle()
+            let later = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(id)"]}"#)
+            #expect(later.json?["data"]?[id]?["status"] == .string("ok"))
+        }
+    }
+
+    @Test func receiptsOfOtherTenantsAreAbsent() async throws {
+        let relay = try await TestRelay()
+        let (_, otherKey) = try await TestRelay.addTenant(to: relay.store, name: "other")
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
+            let id = try #require(response.json?["data"]?[0]?["id"]?.stringValue)
+            let mine = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(id)","unknown"]}"#)
+            #expect(mine.json?["data"]?.objectValue?.keys.sorted() == [id])
+            let theirs = try await client.post("/v1/receipts", key: otherKey, json: #"{"ids":["\#(id)"]}"#)
+            #expect(theirs.status == .ok)
+            #expect(theirs.json?["data"] == .object([:]))
+        }
+    }
+
+    @Test func receiptRequestsAreValidated() async throws {
+        let relay = try await TestRelay()
+        try await relay.application.test(.router) { client in
+            let empty = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":[]}"#)
+            #expect(empty.status == .badRequest)
+            #expect(empty.object["errors"]?[0]?["path"] == .string("ids"))
+            let tooMany = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":[\#(Array(repeating: "\"x\"", count: 1001).joined(separator: ","))]}"#)
+            #expect(tooMany.status == .badRequest)
+            let wrongType = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["a",2]}"#)
+            #expect(wrongType.object["errors"]?[0]?["path"] == .string("ids[1]"))
+        }
+    }
+
+    @Test func shuttingDownRefusesNewPushes() async throws {
+        let relay = try await TestRelay()
+        relay.relay.queue.stopAccepting()
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.object["errors"]?[0]?["code"] == .string("SHUTTING_DOWN"))
+        }
+        #expect(relay.sentCount == 0)
+    }
+}
+
+/// A store that reports one tenant as disabled.
+struct DisablingStore: PushStore {
+    let base: MemoryStore
+    let disabled: Tenant
+
+    func migrate() async throws {}
+    func ping() async throws {}
+    func createTenant(_ tenant: Tenant) async throws { try await base.createTenant(tenant) }
+    func tenant(id: String) async throws -> Tenant? { id == disabled.id ? disabled : try await base.tenant(id: id) }
+    func tenant(named name: String) async throws -> Tenant? { try await base.tenant(named: name) }
+    func tenants() async throws -> [Tenant] { try await base.tenants() }
+    func createKey(_ key: TenantKeyRecord) async throws { try await base.createKey(key) }
+    func key(id: String) async throws -> TenantKeyRecord? { try await base.key(id: id) }
+    func keys(tenantID: String) async throws -> [TenantKeyRecord] { try await base.keys(tenantID: tenantID) }
+    func markKeysUsed(_ ids: Set<String>, at: Date) async throws { try await base.markKeysUsed(ids, at: at) }
+    func insertReceipts(_ receipts: [Receipt]) async throws { try await base.insertReceipts(receipts) }
+    func updateReceipts(_ updates: [ReceiptUpdate]) async throws { try await base.updateReceipts(updates) }
+    func receipts(ids: [String], tenantID: String) async throws -> [Receipt] { try await base.receipts(ids: ids, tenantID: tenantID) }
+    func pruneReceipts(now: Date) async throws -> Int { try await base.pruneReceipts(now: now) }
+    func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
+    func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] { try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit) }
+    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws { try await base.recordExpoReceipt(ticketID: ticketID, outcome: outcome) }
+}

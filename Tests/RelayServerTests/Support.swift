@@ -1,0 +1,148 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import RelayCore
+import RelayProviders
+import RelayStore
+import Synchronization
+
+@testable import RelayServer
+
+/// A sender that answers from a script chosen by token prefix and records what it was asked to send.
+final class ScriptedSender: PushSender, SinglePushSender {
+    let provider: Provider
+    private let sent = Mutex<[ResolvedPush]>([])
+    private let delay: Duration
+
+    init(_ provider: Provider, delay: Duration = .zero) {
+        self.provider = provider
+        self.delay = delay
+    }
+
+    var sentPushes: [ResolvedPush] { sent.withLock { $0 } }
+
+    func send(_ pushes: [ResolvedPush]) async -> [DeliveryReport] {
+        var reports: [DeliveryReport] = []
+        for push in pushes { reports.append(await send(push)) }
+        return reports
+    }
+
+    func send(_ push: ResolvedPush) async -> DeliveryReport {
+        sent.withLock { $0.append(push) }
+        if delay > .zero { try? await Task.sleep(for: delay) }
+        let token = push.provider == .expo ? String(push.token.dropFirst("ExponentPushToken[".count)) : push.token
+        if token.hasPrefix("0410") {
+            return DeliveryReport(outcome: .tokenInvalid(.deviceNotRegistered, reason: "Unregistered", since: nil), attempts: 1, upstreamStatus: 410)
+        }
+        if token.hasPrefix("0503") {
+            return DeliveryReport(outcome: .unavailable(reason: "ServiceUnavailable", retryAfter: .seconds(30)), attempts: 3, upstreamStatus: 503)
+        }
+        if token.hasPrefix("0403") {
+            return DeliveryReport(outcome: .configurationError(reason: "DeviceTokenNotForTopic"), attempts: 1, upstreamStatus: 400)
+        }
+        return DeliveryReport(outcome: .delivered(providerMessageID: "msg-\(push.token.suffix(6))"), attempts: 1, upstreamStatus: 200)
+    }
+}
+
+/// Keeps every log line, for assertions about what is (not) logged.
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var all: [String] { lines.withLock { $0 } }
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    var logger: Logger {
+        var logger = Logger(label: "test") { _ in CapturingHandler(capture: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    struct CapturingHandler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            capture.append("\(event.level) \(event.message) \(merged)")
+        }
+    }
+}
+
+/// A relay over a memory store and scripted senders, with one tenant and key.
+struct TestRelay {
+    let store = MemoryStore()
+    let senders: [Provider: ScriptedSender]
+    let relay: Relay
+    let logs = LogCapture()
+    var tenant: Tenant
+    var key: String
+
+    static let apnsToken = String(repeating: "ab", count: 32)
+    static let fcmToken = "fcm:" + String(repeating: "Zx9_", count: 30)
+    static let expoToken = "ExponentPushToken[demo-ok]"
+    static let deadAPNsToken = "0410" + String(repeating: "ab", count: 30)
+
+    init(
+        providers: [Provider] = Provider.allCases,
+        limits: RateLimits = RateLimits(ratePerSecond: 100, burst: 200, dailyQuota: 10_000, perDevicePerMinute: 30),
+        allowCriticalAlerts: Bool = true,
+        senderDelay: Duration = .zero,
+        waitDeadline: Duration = .seconds(5)
+    ) async throws {
+        senders = Dictionary(uniqueKeysWithValues: providers.map { ($0, ScriptedSender($0, delay: senderDelay)) })
+        relay = Relay(
+            store: store,
+            senders: senders.mapValues { $0 as any PushSender },
+            settings: RelaySettings(waitDeadline: waitDeadline)
+        )
+        (tenant, key) = try await Self.addTenant(to: store, name: "acme", limits: limits, allowCriticalAlerts: allowCriticalAlerts)
+    }
+
+    static func addTenant(to store: any PushStore, name: String, limits: RateLimits = .init(), allowCriticalAlerts: Bool = false) async throws -> (Tenant, String) {
+        let tenant = Tenant(name: name, limits: limits, allowCriticalAlerts: allowCriticalAlerts)
+        try await store.createTenant(tenant)
+        let issued = TenantKeys.issue()
+        try await store.createKey(TenantKeyRecord(id: issued.id, tenantID: tenant.id, secretHash: issued.secretHash))
+        return (tenant, issued.key)
+    }
+
+    var application: some ApplicationProtocol {
+        get throws { try buildApplication(RelayApplicationParts(relay: relay, logger: logs.logger)) }
+    }
+
+    var sentCount: Int { senders.values.reduce(0) { $0 + $1.sentPushes.count } }
+}
+
+extension TestClientProtocol {
+    /// POSTs JSON text with a bearer key.
+    func post(_ uri: String, key: String?, json: String, headers extra: HTTPFields = [:]) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        for field in extra { headers[field.name] = field.value }
+        return try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: json))
+    }
+}
+
+extension TestResponse {
+    /// The body as JSON.
+    var json: JSONValue? { JSONValue.decode(body.readableBytesView) }
+    var object: [String: JSONValue] { json?.objectValue ?? [:] }
+}
+
+extension JSONValue {
+    subscript(key: String) -> JSONValue? { objectValue?[key] }
+    subscript(index: Int) -> JSONValue? {
+        if case .array(let items) = self, items.indices.contains(index) { return items[index] }
+        return nil
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import RelayCore
+import RelayStore
+import Testing
+
+/// What only the SQLite store promises: a file that outlives the process, and the store URL of the configuration.
+@Suite struct SQLiteStoreTests {
+    @Test(.timeLimit(.minutes(1)))
+    func dataSurvivesReopeningTheFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // The parent folders do not exist yet: the store makes them.
+        let path = folder.path("nested/deeper/relay.db")
+        let tenant = Fixture.tenant("a")
+        var key = Fixture.key("key-1", tenantID: tenant.id)
+        let receipt = Fixture.receipt("r1", provider: .expo, expoTicketID: "T")
+
+        let fingerprintKey: [UInt8]
+        do {
+            let store = try SQLiteStore(path: path)
+            try await store.migrate()
+            try await store.createTenant(tenant)
+            try await store.createKey(key)
+            try await store.markKeysUsed([key.id], at: Fixture.date(5))
+            try await store.insertReceipts([receipt])
+            fingerprintKey = try await store.fingerprintKey()
+        }
+        #expect(folder.fileExists("nested/deeper/relay.db"))
+
+        let reopened = try SQLiteStore(path: path)
+        try await reopened.migrate()
+        key.lastUsedAt = Fixture.date(5)
+        #expect(try await reopened.tenants() == [tenant])
+        #expect(try await reopened.key(id: key.id) == key)
+        #expect(try await reopened.receipts(ids: ["r1"], tenantID: tenant.id) == [receipt])
+        #expect(try await reopened.pendingExpoTickets(sentBefore: Fixture.date(1), limit: 10) == ["T"])
+        #expect(try await reopened.fingerprintKey() == fingerprintKey)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func storesOnOneFileAgree() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // Two instances (as two processes would) on a fresh file: one fingerprint key, one owner of a name.
+        let first = try SQLiteStore(path: folder.path("relay.db"))
+        let second = try SQLiteStore(path: folder.path("relay.db"))
+        try await first.migrate()
+        try await second.migrate()
+
+        async let a = first.fingerprintKey()
+        async let b = second.fingerprintKey()
+        let (keyA, keyB) = try await (a, b)
+        #expect(keyA == keyB)
+
+        try await first.createTenant(Fixture.tenant("a", id: "tenant-1"))
+        let error = await #expect(throws: StoreError.self) {
+            try await second.createTenant(Fixture.tenant("a", id: "tenant-2"))
+        }
+        #expect(error?.kind == .duplicate)
+        #expect(try await second.tenant(named: "a")?.id == "tenant-1")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func openResolvesRelativePathsAgainstTheDirectory() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+
+        let store = try SQLiteStore.open(url: "sqlite://data/relay.db", relativeTo: folder.url.path)
+        try await store.migrate()
+        try await store.createTenant(Fixture.tenant("a"))
+        #expect(folder.fileExists("data/relay.db"))
+
+        let tidied = try SQLiteStore.open(url: "sqlite://./data/../data/relay.db", relativeTo: folder.url.path)
+        #expect(try await tidied.tenant(named: "a") != nil, "the same file")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func openTakesAbsolutePathsAndMemory() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let elsewhere = try TemporaryFolder()
+        defer { elsewhere.remove() }
+
+        let absolute = folder.path("absolute.db")
+        #expect(absolute.hasPrefix("/"))
+        let store = try SQLiteStore.open(url: "sqlite://\(absolute)", relativeTo: elsewhere.url.path)
+        try await store.migrate()
+        #expect(folder.fileExists("absolute.db"))
+
+        let memory = try SQLiteStore.open(url: "sqlite://:memory:", relativeTo: elsewhere.url.path)
+        try await memory.migrate()
+        try await memory.createTenant(Fixture.tenant("a"))
+        #expect(try await memory.tenant(named: "a") != nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.url.path).isEmpty)
+    }
+
+    @Test(arguments: [
+        "postgres://relay:s3cret@db.example/relay",
+        "mysql://relay:s3cret@db.example/relay",
+        "garbage",
+        "",
+        "sqlite://",
+        "sqlite:relay.db",
+        "://relay.db",
+        "relay:s3cret@db.example://relay",
+    ])
+    func openRefusesOtherURLs(url: String) throws {
+        let error = #expect(throws: StoreError.self) {
+            try SQLiteStore.open(url: url, relativeTo: nil)
+        }
+        #expect(error?.kind == .unavailable)
+        #expect(error?.message.contains("s3cret") == false, "a URL may carry a password; the error never does")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func unusablePathIsUnavailable() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // A file where the parent folder should be.
+        #expect(FileManager.default.createFile(atPath: folder.path("blocker"), contents: Data("x".utf8)))
+
+        let error = #expect(throws: StoreError.self) {
+            try SQLiteStore(path: folder.path("blocker/relay.db"))
+        }
+        #expect(error?.kind == .unavailable)
+    }
+}
