@@ -56,7 +56,9 @@ struct SimulateCommand: AsyncParsableCommand {
             source.resume()
             return source
         }
-        defer { sources.forEach { $0.cancel() } }
+        defer {
+            for source in sources { source.cancel() }
+        }
 
         let simulator = try await ProviderSimulator.start(configuration: configuration)
         do {
@@ -67,6 +69,7 @@ struct SimulateCommand: AsyncParsableCommand {
                 print("  wrote \(path)")
             }
             print("Merge relay.conf.fragment into relay.conf; press Ctrl-C to stop.")
+            fflush(stdout)  // Scripts wait for these lines; a pipe would otherwise hold them back.
         } catch {
             try? await simulator.shutdown()
             throw error

@@ -190,14 +190,16 @@ struct NativeAPITests {
     }
 
     @Test func slowUpstreamAnswersPendingAndTheReceiptCompletesLater() async throws {
-        let relay = try await TestRelay(senderDelay: .milliseconds(500), waitDeadline: .milliseconds(50))
+        let gate = Gate()
+        let relay = try await TestRelay(gate: gate, waitDeadline: .milliseconds(50))
         try await relay.application.test(.router) { client in
             let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
             #expect(response.json?["data"]?[0]?["status"] == .string("pending"))
             let id = try #require(response.json?["data"]?[0]?["id"]?.stringValue)
             let early = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(id)"]}"#)
             #expect(early.json?["data"]?[id]?["status"] == .string("pending"))
-            // The job finishes in the background and then completes the receipt.
+            // The upstream answers; the job, still running in the background, completes the receipt.
+            gate.open()
             await relay.relay.queue.waitUntilIdle()
             let later = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(id)"]}"#)
             #expect(later.json?["data"]?[id]?["status"] == .string("ok"))

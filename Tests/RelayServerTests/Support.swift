@@ -15,11 +15,12 @@ import Synchronization
 final class ScriptedSender: PushSender, SinglePushSender {
     let provider: Provider
     private let sent = Mutex<[ResolvedPush]>([])
-    private let delay: Duration
+    /// When set, every send waits until the gate opens.
+    let gate: Gate?
 
-    init(_ provider: Provider, delay: Duration = .zero) {
+    init(_ provider: Provider, gate: Gate? = nil) {
         self.provider = provider
-        self.delay = delay
+        self.gate = gate
     }
 
     var sentPushes: [ResolvedPush] { sent.withLock { $0 } }
@@ -32,7 +33,7 @@ final class ScriptedSender: PushSender, SinglePushSender {
 
     func send(_ push: ResolvedPush) async -> DeliveryReport {
         sent.withLock { $0.append(push) }
-        if delay > .zero { try? await Task.sleep(for: delay) }
+        await gate?.wait()
         let token = push.provider == .expo ? String(push.token.dropFirst("ExponentPushToken[".count)) : push.token
         if token.hasPrefix("0410") {
             return DeliveryReport(outcome: .tokenInvalid(.deviceNotRegistered, reason: "Unregistered", since: nil), attempts: 1, upstreamStatus: 410)
@@ -44,6 +45,31 @@ final class ScriptedSender: PushSender, SinglePushSender {
             return DeliveryReport(outcome: .configurationError(reason: "DeviceTokenNotForTopic"), attempts: 1, upstreamStatus: 400)
         }
         return DeliveryReport(outcome: .delivered(providerMessageID: "msg-\(push.token.suffix(6))"), attempts: 1, upstreamStatus: 200)
+    }
+}
+
+/// Holds senders until the test opens it.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let open = state.withLock { state in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 }
 
@@ -96,10 +122,10 @@ struct TestRelay {
         providers: [Provider] = Provider.allCases,
         limits: RateLimits = RateLimits(ratePerSecond: 100, burst: 200, dailyQuota: 10_000, perDevicePerMinute: 30),
         allowCriticalAlerts: Bool = true,
-        senderDelay: Duration = .zero,
+        gate: Gate? = nil,
         waitDeadline: Duration = .seconds(5)
     ) async throws {
-        senders = Dictionary(uniqueKeysWithValues: providers.map { ($0, ScriptedSender($0, delay: senderDelay)) })
+        senders = Dictionary(uniqueKeysWithValues: providers.map { ($0, ScriptedSender($0, gate: gate)) })
         relay = Relay(
             store: store,
             senders: senders.mapValues { $0 as any PushSender },

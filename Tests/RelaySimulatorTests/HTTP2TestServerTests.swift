@@ -429,31 +429,27 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func delayedResponseArrivesLaterWithoutHoldingOtherStreams() async throws {
-        let delay = Duration.milliseconds(300)
+    func delayedResponseDoesNotHoldOtherStreams() async throws {
+        // The slow answer is far away; the fast one on the same connection must not wait for it.
         try await withServer { request in
             .respond(
                 HTTP2TestResponse(status: 200, body: Array(request.path.utf8)),
-                delay: request.path == "/slow" ? delay : .zero)
+                delay: request.path == "/slow" ? .seconds(30) : .zero)
         } body: { server in
             let client = try await HTTP2TestClient.connect(port: server.port, trusting: server.caFilePath)
             let finished = Recorder<String>()
-            let clock = ContinuousClock()
-            let start = clock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    let response = try await client.request(path: "/slow")
-                    #expect(clock.now - start >= delay)
-                    finished.append(response.bodyText)
+                    let response = try? await client.request(path: "/slow")
+                    if let response { finished.append(response.bodyText) }
                 }
                 try await server.waitForStatistics { $0.streamsTotal == 1 }
-                group.addTask {
-                    finished.append(try await client.request(path: "/fast").bodyText)
-                }
-                try await group.waitForAll()
+                let fast = try await client.request(path: "/fast")
+                finished.append(fast.bodyText)
+                #expect(finished.all == ["/fast"], "the fast stream finished while the slow one was still waiting")
+                group.cancelAll()
+                await client.close()
             }
-            await client.close()
-            #expect(finished.all == ["/fast", "/slow"])
         }
     }
 

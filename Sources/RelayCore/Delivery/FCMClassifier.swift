@@ -48,8 +48,12 @@ package enum FCMClassifier {
             return .final(.tokenInvalid(.deviceNotRegistered, reason: text, since: nil))
         case .invalidArgument?:
             // Firebase answers a malformed token with INVALID_ARGUMENT and a message naming the registration token.
-            if let message, message.lowercased().contains("registration token") {
+            let lower = message?.lowercased() ?? ""
+            if lower.contains("registration token") {
                 return .final(.tokenInvalid(.invalidToken, reason: text, since: nil))
+            }
+            if lower.contains("too big") || lower.contains("too large") || lower.contains("payload size") {
+                return .final(.rejected(.messageTooBig, reason: text))
             }
             return .final(.rejected(.invalidArgument, reason: text))
         case .senderIdMismatch?, .thirdPartyAuthError?:

@@ -55,7 +55,7 @@ extension ConfigurationReader {
         case (true, true), (false, false):
             break
         }
-        if case let (path, contents)? = file(certKey) {
+        if case (let path, let contents)? = file(certKey) {
             let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(contents))
             if certificates?.isEmpty ?? true {
                 report(certKey, "file \(path) holds no PEM certificate")
@@ -63,7 +63,7 @@ extension ConfigurationReader {
                 server.tlsCertFile = path
             }
         }
-        if case let (path, contents)? = file(privateKeyKey) {
+        if case (let path, let contents)? = file(privateKeyKey) {
             if (try? NIOSSLPrivateKey(bytes: Array(contents), format: .pem)) == nil {
                 report(privateKeyKey, "file \(path) holds no unencrypted PEM private key")
             } else {
@@ -104,7 +104,7 @@ extension ConfigurationReader {
     mutating func upstream() -> RelayConfiguration.Upstream {
         typealias Upstream = RelayConfiguration.Upstream
         var upstream = Upstream()
-        if case let (path, contents)? = file("upstream.ca_file") {
+        if case (let path, let contents)? = file("upstream.ca_file") {
             let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(contents))
             if certificates?.isEmpty ?? true {
                 report("upstream.ca_file", "file \(path) holds no PEM certificate")
@@ -167,7 +167,9 @@ extension ConfigurationReader {
         }
 
         var keyPEM: String?
-        if case let (path, contents)? = file("apns.key_file"), let text = secretText("apns.key_file", file: path, contents: contents) {
+        if case (let path, let contents)? = file("apns.key_file"),
+            let text = secretText("apns.key_file", file: path, contents: contents)
+        {
             if (try? P256.Signing.PrivateKey(pemRepresentation: text)) == nil {
                 report("apns.key_file", "file \(path) is not a PEM P-256 private key (an APNs .p8 signing key)")
             } else {
@@ -194,7 +196,7 @@ extension ConfigurationReader {
     mutating func fcm() -> RelayConfiguration.FCM? {
         let key = "fcm.service_account_file"
         let fcmEndpoint = endpoint("fcm.endpoint", default: RelayConfiguration.FCM.defaultEndpoint)
-        guard case let (path, contents)? = file(key) else { return nil }
+        guard case (let path, let contents)? = file(key) else { return nil }
         // Decoded loosely so a problem can name the missing field; no message quotes a value from the file.
         guard let object = (try? JSONSerialization.jsonObject(with: contents)) as? [String: Any] else {
             report(key, "file \(path) is not a JSON object (expected a Firebase service-account key file)")
@@ -249,13 +251,14 @@ extension ConfigurationReader {
         var tokenKey = inlineKey
         if let inline = string(inlineKey) {
             token = inline.trimmingCharacters(in: .whitespacesAndNewlines)
-        } else if case let (path, contents)? = file(fileKey) {
+        } else if case (let path, let contents)? = file(fileKey) {
             token = secretText(fileKey, file: path, contents: contents)
             tokenKey = fileKey
         }
         guard let token else { return expo }
         // A token with whitespace or control characters inside would break the Authorization header.
-        guard !token.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        guard
+            !token.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
         else {
             report(tokenKey, "the access token contains whitespace or control characters")
             return expo

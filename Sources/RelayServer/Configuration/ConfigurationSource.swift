@@ -36,7 +36,8 @@ struct ConfigurationSource {
             document = try TOMLTable(string: toml)
         } catch let error as TOMLParseError {
             let position = error.source.begin
-            report(documentName, "invalid TOML at line \(position.line), column \(position.column): \(error.description)")
+            report(
+                documentName, "invalid TOML at line \(position.line), column \(position.column): \(error.description)")
             return
         } catch {
             report(documentName, "invalid TOML")
@@ -165,9 +166,12 @@ struct ConfigurationSource {
             guard let text = environment[name] else { continue }
             guard let key = ConfigurationKey.byEnvironmentName[name] else {
                 var message = "no configuration key has this environment variable"
-                let candidates = ConfigurationKey.all.map(\.environmentName)
-                if let suggestion = ConfigurationSuggestion.closest(to: name, among: candidates) {
-                    message += "; did you mean \(suggestion)?"
+                // Compared without the shared prefix, which would otherwise make every name look close.
+                let prefixLength = ConfigurationKey.environmentPrefix.count
+                let candidates = ConfigurationKey.all.map { $0.environmentName.dropFirst(prefixLength) }
+                let typed = String(name.dropFirst(prefixLength))
+                if let suggestion = ConfigurationSuggestion.closest(to: typed, among: candidates.map(String.init)) {
+                    message += "; did you mean \(ConfigurationKey.environmentPrefix)\(suggestion)?"
                 }
                 report(name, message)
                 continue

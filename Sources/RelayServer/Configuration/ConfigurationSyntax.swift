@@ -1,11 +1,11 @@
 internal import Foundation
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #endif
 
 /// Pure syntax checks for configuration values: listen addresses, CIDRs and URLs.
@@ -16,7 +16,8 @@ enum ConfigurationSyntax {
         let portText: Substring
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else {
-                throw ConfigurationSyntaxError("expected host:port; an IPv6 address goes in brackets, as in \"[::]:8080\"")
+                throw ConfigurationSyntaxError(
+                    "expected host:port; an IPv6 address goes in brackets, as in \"[::]:8080\"")
             }
             host = String(text[text.index(after: text.startIndex)..<close])
             let rest = text[text.index(after: close)...]
@@ -53,7 +54,8 @@ enum ConfigurationSyntax {
     static func checkNetwork(_ text: String) throws(ConfigurationSyntaxError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count <= 2 else {
-            throw ConfigurationSyntaxError("\"\(text)\" is not a network; expected CIDR notation such as \"10.0.0.0/8\"")
+            throw ConfigurationSyntaxError(
+                "\"\(text)\" is not a network; expected CIDR notation such as \"10.0.0.0/8\"")
         }
         let address = String(parts[0])
         let bits: Int
@@ -62,7 +64,8 @@ enum ConfigurationSyntax {
         } else if isIPv6(address) {
             bits = 128
         } else {
-            throw ConfigurationSyntaxError("\"\(text)\" is not a network; expected CIDR notation such as \"10.0.0.0/8\"")
+            throw ConfigurationSyntaxError(
+                "\"\(text)\" is not a network; expected CIDR notation such as \"10.0.0.0/8\"")
         }
         if parts.count == 2 {
             guard let prefix = Int(parts[1]), (0...bits).contains(prefix), parts[1].allSatisfy(\.isASCII) else {
@@ -74,7 +77,8 @@ enum ConfigurationSyntax {
     /// Checks an `https` URL with a host and no query, fragment or user information, and returns it without a
     /// trailing slash (the senders append their paths to it). The URL is not quoted in messages.
     static func endpoint(_ text: String) throws(ConfigurationSyntaxError) -> String {
-        let failure = ConfigurationSyntaxError("expected an https URL with a host, such as \"https://gateway.example.com\"")
+        let failure = ConfigurationSyntaxError(
+            "expected an https URL with a host, such as \"https://gateway.example.com\"")
         guard let components = URLComponents(string: text), components.scheme?.lowercased() == "https",
             let host = components.host, !host.isEmpty
         else { throw failure }

@@ -1,32 +1,43 @@
 internal import Foundation
 
 extension RelayConfiguration {
-    /// Reads a TOML configuration file, applies the `PUSHRELAY_<SECTION>_<KEY>` environment overrides, resolves relative
-    /// paths against the file's folder, reads the secrets the file names, and validates everything.
+    /// Reads a TOML configuration file, applies the `PUSHRELAY_<SECTION>_<KEY>` environment overrides, resolves
+    /// relative paths against the file's folder, reads the secrets the file names, and validates everything.
     ///
     /// - Parameters:
     ///   - path: The configuration file, relative to the working directory or absolute; `nil` for no file, which
     ///     takes the defaults, the environment's overrides, and resolves relative paths against the working directory.
     ///   - environment: The process environment; only names starting with `PUSHRELAY_` are read.
     /// - Throws: ``ConfigurationError`` with every problem found.
-    package static func load(path: String?, environment: [String: String]) throws(ConfigurationError) -> RelayConfiguration {
+    package static func load(path: String?, environment: [String: String]) throws(ConfigurationError)
+        -> RelayConfiguration
+    {
         let workingDirectory = FileManager.default.currentDirectoryPath
         guard let path else {
-            return try decode(toml: "", documentName: "configuration", directory: workingDirectory, environment: environment)
+            return try decode(
+                toml: "", documentName: "configuration", directory: workingDirectory, environment: environment)
         }
         let absolute = ConfigurationPath.resolve(path, against: workingDirectory)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) else {
-            throw ConfigurationError(problems: [.init(key: path, message: "configuration file \(absolute) does not exist")])
+            throw ConfigurationError(problems: [
+                .init(key: path, message: "configuration file \(absolute) does not exist")
+            ])
         }
         guard !isDirectory.boolValue else {
-            throw ConfigurationError(problems: [.init(key: path, message: "\(absolute) is a folder, not a configuration file")])
+            throw ConfigurationError(problems: [
+                .init(key: path, message: "\(absolute) is a folder, not a configuration file")
+            ])
         }
         guard let contents = FileManager.default.contents(atPath: absolute) else {
-            throw ConfigurationError(problems: [.init(key: path, message: "configuration file \(absolute) cannot be read")])
+            throw ConfigurationError(problems: [
+                .init(key: path, message: "configuration file \(absolute) cannot be read")
+            ])
         }
         guard let text = String(data: contents, encoding: .utf8) else {
-            throw ConfigurationError(problems: [.init(key: path, message: "configuration file \(absolute) is not UTF-8 text")])
+            throw ConfigurationError(problems: [
+                .init(key: path, message: "configuration file \(absolute) is not UTF-8 text")
+            ])
         }
         let directory = URL(fileURLWithPath: absolute).deletingLastPathComponent().path
         return try decode(toml: text, documentName: path, directory: directory, environment: environment)

@@ -3,7 +3,8 @@ extension RelayConfiguration {
     package struct Server: Sendable, Equatable {
         /// `listen`: address and port of the HTTP API.
         package var listen: Address
-        /// `tls_cert_file`: absolute path of the PEM certificate chain; `nil` serves plain HTTP. Set with ``tlsKeyFile``.
+        /// `tls_cert_file`: absolute path of the PEM certificate chain; `nil` serves plain HTTP. Set together with
+        /// ``tlsKeyFile``.
         package var tlsCertFile: String?
         /// `tls_key_file`: absolute path of the PEM private key for ``tlsCertFile``.
         package var tlsKeyFile: String?

@@ -46,7 +46,9 @@ extension RelayConfiguration.Store {
                             + "folder) or \"sqlite:///var/lib/pushrelay/pushrelay.db\""
                     )
                 }
-                self = path == ":memory:" ? .sqliteInMemory : .sqlite(path: ConfigurationPath.resolve(path, against: directory))
+                self =
+                    path == ":memory:"
+                    ? .sqliteInMemory : .sqlite(path: ConfigurationPath.resolve(path, against: directory))
                 return
             }
             if Self.postgresSchemes.contains(where: { lowercased.hasPrefix($0) }) {
@@ -60,7 +62,8 @@ extension RelayConfiguration.Store {
                 let scheme = url[..<colon]
                 if scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) {
                     throw ConfigurationSyntaxError(
-                        "unsupported scheme \"\(scheme)\"; expected sqlite://<path> or postgres://user@host:port/database"
+                        "unsupported scheme \"\(scheme)\"; expected sqlite://<path> or "
+                            + "postgres://user@host:port/database"
                     )
                 }
             }

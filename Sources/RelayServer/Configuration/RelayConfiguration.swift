@@ -3,8 +3,8 @@ package import RelayCore
 /// Everything the relay reads from its configuration file and the `PUSHRELAY_*` environment.
 ///
 /// ### Overview
-/// The file is TOML with one table per concern (`[server]`, `[store]`, `[upstream]`, `[apns]`, …); Docs/configuration.md
-/// lists every key with its default. ``load(path:environment:)`` reads a file, ``parse(toml:directory:environment:)``
+/// The file is TOML with one table per concern (`[server]`, `[store]`, `[upstream]`, `[apns]`, …);
+/// Docs/configuration.md lists every key with its default. ``load(path:environment:)`` reads a file, ``parse(toml:directory:environment:)``
 /// reads text (tests), and ``defaults(directory:)`` is the configuration without any file.
 ///
 /// ### Implementation

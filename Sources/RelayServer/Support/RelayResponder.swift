@@ -19,6 +19,10 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
         var response: Response
         do {
             response = try await base.respond(to: request, context: context)
+            if response.status == .notFound && response.headers[.contentType] == nil {
+                // The router's own answer for an unknown route has no body; every answer of the relay is JSON.
+                response = try RelayHTTPError.notFound.response(from: request, context: context)
+            }
         } catch let error as RelayHTTPError {
             response = try error.response(from: request, context: context)
         } catch let error as HTTPError {

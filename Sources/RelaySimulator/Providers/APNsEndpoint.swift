@@ -152,7 +152,9 @@ final class APNsEndpoint: Sendable {
     static func error(_ status: Int, _ reason: String, apnsID: String, timestamp: Date? = nil) -> HTTP2TestResponse {
         var body: SimulatorJSON = ["reason": .string(reason)]
         if let timestamp {
-            body = ["reason": .string(reason), "timestamp": .number((timestamp.timeIntervalSince1970 * 1000).rounded())]
+            body = [
+                "reason": .string(reason), "timestamp": .number((timestamp.timeIntervalSince1970 * 1000).rounded()),
+            ]
         }
         var headers = [(name: "apns-id", value: apnsID)]
         if status == 429 {
@@ -164,7 +166,9 @@ final class APNsEndpoint: Sendable {
     static func success(apnsID: String) -> HTTP2TestResponse {
         HTTP2TestResponse(
             status: 200,
-            headers: [(name: "apns-id", value: apnsID), (name: "apns-unique-id", value: UUID().uuidString.lowercased())]
+            headers: [
+                (name: "apns-id", value: apnsID), (name: "apns-unique-id", value: UUID().uuidString.lowercased()),
+            ]
         )
     }
 }
@@ -258,7 +262,8 @@ private let verifiedTokenCacheLimit = 1024
 
 private func isHexDigit(_ byte: UInt8) -> Bool {
     switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"):
+    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+        UInt8(ascii: "A")...UInt8(ascii: "F"):
         true
     default:
         false

@@ -49,7 +49,7 @@ struct ExpoEndpoint: Sendable {
         static let serviceUnavailable = ExpoError(
             status: 503, code: "INTERNAL_SERVER_ERROR", message: "The service is temporarily unavailable.",
             isTransient: true)
-        static let internalError = ExpoError(
+        static let internalFailure = ExpoError(
             status: 500, code: "INTERNAL_SERVER_ERROR", message: "An unknown error occurred.", isTransient: true)
         static let tooManyRequests = ExpoError(
             status: 429, code: "TOO_MANY_REQUESTS",
@@ -117,7 +117,8 @@ struct ExpoEndpoint: Sendable {
             case .string?: addresses = [message["to"] ?? .null]
             case .array(let list)? where !list.isEmpty: addresses = list
             default:
-                inspection.rejection = .validation("\"[\(index)].to\" must be a push token or a non-empty array of them.")
+                inspection.rejection = .validation(
+                    "\"[\(index)].to\" must be a push token or a non-empty array of them.")
                 return inspection
             }
             var withoutTo = message
@@ -225,7 +226,8 @@ struct ExpoEndpoint: Sendable {
 extension ProviderSimulator.State {
     /// Decides the answer to an inspected Expo send (see ``ExpoEndpoint`` for the order of the rules), remembering
     /// the receipt of every `ok` ticket.
-    mutating func expoSendArrived(_ inspection: ExpoEndpoint.SendInspection, transientError: Bool) -> HTTP2TestResponse {
+    mutating func expoSendArrived(_ inspection: ExpoEndpoint.SendInspection, transientError: Bool) -> HTTP2TestResponse
+    {
         if let immediate = inspection.immediate {
             return immediate
         }
@@ -251,11 +253,13 @@ extension ProviderSimulator.State {
         switch firstFault {
         case .serviceUnavailable?: return ExpoEndpoint.ExpoError.serviceUnavailable.response
         case .throttled?: return ExpoEndpoint.ExpoError.tooManyRequests.response
-        case .internalError?: return ExpoEndpoint.ExpoError.internalError.response
+        case .internalError?: return ExpoEndpoint.ExpoError.internalFailure.response
         case .credentialExpired?, nil: break
         }
         let tickets = inspection.recipients.map { self.expoTicket(for: $0) }
-        let body: SimulatorJSON = ["data": inspection.isSingleMessage && tickets.count == 1 ? tickets[0] : .array(tickets)]
+        let body: SimulatorJSON = [
+            "data": inspection.isSingleMessage && tickets.count == 1 ? tickets[0] : .array(tickets)
+        ]
         return .json(200, body.text)
     }
 

@@ -57,11 +57,12 @@ struct FCMEndpoint: Sendable {
             errorCode: nil
         )
         static let unavailable = FCMError(
-            code: 503, status: "UNAVAILABLE", message: "The service is currently unavailable.", errorCode: "UNAVAILABLE")
+            code: 503, status: "UNAVAILABLE", message: "The service is currently unavailable.", errorCode: "UNAVAILABLE"
+        )
         static let quotaExceeded = FCMError(
             code: 429, status: "RESOURCE_EXHAUSTED", message: "Quota exceeded for sending messages.",
             errorCode: "QUOTA_EXCEEDED")
-        static let internalError = FCMError(
+        static let internalFailure = FCMError(
             code: 500, status: "INTERNAL", message: "Internal error encountered.", errorCode: "INTERNAL")
         static let unregistered = FCMError(
             code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED")
@@ -84,7 +85,8 @@ struct FCMEndpoint: Sendable {
         /// The answer: a `google.rpc.Status` body, plus `retry-after` for scripted throttling.
         var response: HTTP2TestResponse {
             var error: [(key: String, value: SimulatorJSON)] = [
-                ("code", .number(Double(self.code))), ("message", .string(self.message)), ("status", .string(self.status)),
+                ("code", .number(Double(self.code))), ("message", .string(self.message)),
+                ("status", .string(self.status)),
             ]
             if let errorCode = self.errorCode {
                 let detail: SimulatorJSON = [
@@ -103,16 +105,18 @@ struct FCMEndpoint: Sendable {
     func inspect(_ request: HTTP2TestRequest, projectID: Substring?) -> Inspection {
         var inspection = Inspection()
         guard let projectID else {
-            inspection.immediate = FCMError(
-                code: 404, status: "NOT_FOUND", message: "The requested URL was not found on this server.",
-                errorCode: nil
-            ).response
+            inspection.immediate =
+                FCMError(
+                    code: 404, status: "NOT_FOUND", message: "The requested URL was not found on this server.",
+                    errorCode: nil
+                ).response
             return inspection
         }
         guard request.method == "POST" else {
-            inspection.immediate = FCMError(
-                code: 405, status: "UNIMPLEMENTED", message: "Only POST is supported.", errorCode: nil
-            ).response
+            inspection.immediate =
+                FCMError(
+                    code: 405, status: "UNIMPLEMENTED", message: "Only POST is supported.", errorCode: nil
+                ).response
             return inspection
         }
         inspection.projectID = String(projectID)
@@ -130,7 +134,8 @@ struct FCMEndpoint: Sendable {
             return .invalidArgument("Invalid JSON payload received. Expected a JSON object.")
         }
         if let unknown = members.first(where: { !requestFields.contains($0.key) }) {
-            return .invalidArgument("Invalid JSON payload received. Unknown name \"\(unknown.key)\": Cannot find field.")
+            return .invalidArgument(
+                "Invalid JSON payload received. Unknown name \"\(unknown.key)\": Cannot find field.")
         }
         if let validateOnly = body["validate_only"] ?? body["validateOnly"], validateOnly.boolValue == nil {
             return .invalidArgument("Invalid value at 'validate_only' (TYPE_BOOL)")
@@ -212,7 +217,8 @@ struct FCMEndpoint: Sendable {
         }
         for (index, member) in members.enumerated() {
             guard member.value.stringValue != nil else {
-                return .invalidArgument("Invalid value at '\(field)[\(index)].value' (TYPE_STRING), \(member.value.text)")
+                return .invalidArgument(
+                    "Invalid value at '\(field)[\(index)].value' (TYPE_STRING), \(member.value.text)")
             }
             if reservedDataKeys.contains(member.key) || reservedDataKeyPrefixes.contains(where: member.key.hasPrefix) {
                 return .invalidArgument("Invalid data payload key: \(member.key)")
@@ -247,7 +253,7 @@ extension ProviderSimulator.State {
         switch self.scriptedFault(provider: .fcm, token: deviceToken) {
         case .serviceUnavailable?: return FCMEndpoint.FCMError.unavailable.response
         case .throttled?: return FCMEndpoint.FCMError.quotaExceeded.response
-        case .internalError?: return FCMEndpoint.FCMError.internalError.response
+        case .internalError?: return FCMEndpoint.FCMError.internalFailure.response
         case .credentialExpired?: return FCMEndpoint.FCMError.unauthenticated.response
         case nil: break
         }
@@ -261,7 +267,9 @@ extension ProviderSimulator.State {
         case .tooBig?: return FCMEndpoint.FCMError.tooBig.response
         default: break
         }
-        let messageID = inspection.validateOnly ? "fake_message_id" : "0:\(Int64(now.timeIntervalSince1970 * 1000))%\(randomHex(byteCount: 8))"
+        let messageID =
+            inspection.validateOnly
+            ? "fake_message_id" : "0:\(Int64(now.timeIntervalSince1970 * 1000))%\(randomHex(byteCount: 8))"
         let body: SimulatorJSON = ["name": .string("projects/\(configuredProject)/messages/\(messageID)")]
         return .json(200, body.text)
     }

@@ -34,7 +34,8 @@ struct FCMTokenEndpoint: Sendable {
         }
         let form = parseForm(request.bodyText)
         guard form["grant_type"] == jwtBearerGrantType else {
-            return .refused(Self.error(400, "unsupported_grant_type", "Invalid grant_type: \(form["grant_type"] ?? "")"))
+            return .refused(
+                Self.error(400, "unsupported_grant_type", "Invalid grant_type: \(form["grant_type"] ?? "")"))
         }
         guard let assertion = form["assertion"], !assertion.isEmpty else {
             return .refused(Self.error(400, "invalid_request", "Missing required parameter: assertion"))

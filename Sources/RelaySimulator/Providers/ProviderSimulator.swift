@@ -216,7 +216,8 @@ extension ProviderSimulator {
                 self = .apns(deviceToken: path.hasPrefix(apnsPrefix) && !token.contains("/") ? token : nil)
             } else if path.hasPrefix("/v1/") {
                 let project = path.dropFirst(fcmPrefix.count).dropLast(fcmSuffix.count)
-                let matches = path.hasPrefix(fcmPrefix) && path.hasSuffix(fcmSuffix)
+                let matches =
+                    path.hasPrefix(fcmPrefix) && path.hasSuffix(fcmSuffix)
                     && path.count > fcmPrefix.count + fcmSuffix.count && !project.contains("/")
                 self = .fcmSend(projectID: matches ? project : nil)
             } else {

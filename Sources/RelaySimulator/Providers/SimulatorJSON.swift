@@ -130,7 +130,8 @@ package enum SimulatorJSON: Sendable, Hashable {
             case "\r": output += "\\r"
             case "\t": output += "\\t"
             case let control where control.value < 0x20:
-                output += "\\u" + String(repeating: "0", count: 4 - String(control.value, radix: 16).count)
+                output +=
+                    "\\u" + String(repeating: "0", count: 4 - String(control.value, radix: 16).count)
                     + String(control.value, radix: 16)
             default: output.unicodeScalars.append(scalar)
             }
@@ -210,14 +211,13 @@ extension SimulatorJSON: Decodable {
 }
 
 extension SimulatorJSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
-    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByFloatLiteral, ExpressibleByNilLiteral
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByFloatLiteral
 {
     package init(stringLiteral value: String) { self = .string(value) }
     package init(integerLiteral value: Int) { self = .number(Double(value)) }
     package init(floatLiteral value: Double) { self = .number(value) }
     package init(booleanLiteral value: Bool) { self = .bool(value) }
     package init(arrayLiteral elements: SimulatorJSON...) { self = .array(elements) }
-    package init(nilLiteral: ()) { self = .null }
     package init(dictionaryLiteral elements: (String, SimulatorJSON)...) {
         self = .object(elements.map { (key: $0.0, value: $0.1) })
     }

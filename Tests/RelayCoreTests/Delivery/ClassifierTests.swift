@@ -104,6 +104,7 @@ enum VerdictClass: Equatable, Sendable {
         (404, "UNREGISTERED", nil, VerdictClass.deviceNotRegistered),
         (400, "INVALID_ARGUMENT", "The registration token is not a valid FCM registration token", .invalidToken),
         (400, "INVALID_ARGUMENT", "Invalid value at 'message.data[0].value'", .rejected(.invalidArgument)),
+        (400, "INVALID_ARGUMENT", "Message is too big", .rejected(.messageTooBig)),
         (403, "SENDER_ID_MISMATCH", nil, .configuration),
         (429, "QUOTA_EXCEEDED", nil, .retryThenUnavailable(fresh: false)),
         (503, "UNAVAILABLE", nil, .retryThenUnavailable(fresh: false)),

@@ -1,4 +1,6 @@
 import Foundation
+import RelayCore
+import RelaySimulator
 import Testing
 
 @testable import RelayServer
@@ -42,7 +44,8 @@ import Testing
     }
 
     @Test func aMalformedBooleanIsInvalid() {
-        #expect(ConfigurationValue.reading(environment: "yes", as: .boolean) == .invalid("expected true, false, 1 or 0"))
+        #expect(
+            ConfigurationValue.reading(environment: "yes", as: .boolean) == .invalid("expected true, false, 1 or 0"))
     }
 
     @Test(arguments: [
@@ -81,7 +84,9 @@ import Testing
     }
 
     @Test func onlyPushRelayVariablesAreRead() {
-        let environment = ["HOME": "/root", "PATH": "/usr/bin", "pushrelay_server_listen": "x", "RELAY_SERVER_LISTEN": "y"]
+        let environment = [
+            "HOME": "/root", "PATH": "/usr/bin", "pushrelay_server_listen": "x", "RELAY_SERVER_LISTEN": "y",
+        ]
         #expect(configurationProblems("", environment: environment).isEmpty)
     }
 

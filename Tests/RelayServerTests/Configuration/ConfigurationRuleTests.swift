@@ -1,5 +1,8 @@
 import Foundation
+import Logging
 import RelayCore
+import RelayProviders
+import RelaySimulator
 import Testing
 
 @testable import RelayServer
@@ -48,8 +51,14 @@ import Testing
         ("[server]\nlisten = 8080", "server.listen", "expected a string, found an integer"),
         ("[upstream]\nmax_connections = \"2\"", "upstream.max_connections", "expected an integer, found a string"),
         ("[upstream]\ntimeout_ms = 1.5", "upstream.timeout_ms", "expected an integer, found a floating-point number"),
-        ("[server]\ntrusted_proxies = \"10.0.0.0/8\"", "server.trusted_proxies", "expected an array of strings, found a string"),
-        ("[server]\ntrusted_proxies = [\"10.0.0.0/8\", 3]", "server.trusted_proxies", "expected an array of strings, but item 2 is an integer"),
+        (
+            "[server]\ntrusted_proxies = \"10.0.0.0/8\"", "server.trusted_proxies",
+            "expected an array of strings, found a string"
+        ),
+        (
+            "[server]\ntrusted_proxies = [\"10.0.0.0/8\", 3]", "server.trusted_proxies",
+            "expected an array of strings, but item 2 is an integer"
+        ),
         ("[limits]\nrate_per_second = true", "limits.rate_per_second", "expected a number, found a boolean"),
         ("[apns]\nenvironment = 1979-05-27", "apns.environment", "expected a string, found a date"),
     ])
@@ -132,7 +141,9 @@ import Testing
         #expect(configuration?.server.listen.description == text)
     }
 
-    @Test(arguments: ["::1:8080", "0.0.0.0", "[::]8080", "[::1", "300.1.1.1:80", "my host:80", ":8080", "0.0.0.0:http", "[zz::]:80"])
+    @Test(arguments: [
+        "::1:8080", "0.0.0.0", "[::]8080", "[::1", "300.1.1.1:80", "my host:80", ":8080", "0.0.0.0:http", "[zz::]:80",
+    ])
     func aMalformedListenAddressIsReported(text: String) {
         #expect(configurationProblemKeys("[server]\nlisten = \"\(text)\"") == ["server.listen"])
     }
@@ -192,9 +203,15 @@ import Testing
         #expect(configuration?.logging == .init(format: .json, level: .warning))
         #expect(
             configurationProblems("[apns]\nenvironment = \"prod\"")
-                == [.init(key: "apns.environment", message: "expected one of \"production\", \"sandbox\", found \"prod\"")]
+                == [
+                    .init(
+                        key: "apns.environment", message: "expected one of \"production\", \"sandbox\", found \"prod\"")
+                ]
         )
-        #expect(configurationProblemKeys("[logging]\nformat = \"xml\"\nlevel = \"verbose\"") == ["logging.format", "logging.level"])
+        #expect(
+            configurationProblemKeys("[logging]\nformat = \"xml\"\nlevel = \"verbose\"") == [
+                "logging.format", "logging.level",
+            ])
     }
 
     @Test(arguments: ["apns.endpoint", "apns.sandbox_endpoint", "fcm.endpoint", "expo.endpoint"])
@@ -202,7 +219,10 @@ import Testing
         let parts = key.split(separator: ".")
         let valid = "[\(parts[0])]\n\(parts[1]) = \"https://gateway.example.com:8443/prefix/\""
         #expect(configurationProblems(valid).isEmpty)
-        for invalid in ["http://gateway.example.com", "gateway.example.com", "https://", "https://user:pw@gateway.example.com", "https://gateway.example.com?x=1"] {
+        for invalid in [
+            "http://gateway.example.com", "gateway.example.com", "https://", "https://user:pw@gateway.example.com",
+            "https://gateway.example.com?x=1",
+        ] {
             #expect(configurationProblemKeys("[\(parts[0])]\n\(parts[1]) = \"\(invalid)\"") == [key], "\(invalid)")
         }
     }
@@ -236,10 +256,15 @@ import Testing
         let onlyCertificate = configurationProblems("[server]\ntls_cert_file = \"relay.crt\"", directory: folder.path)
         #expect(
             onlyCertificate == [
-                .init(key: "server.tls_key_file", message: "required when server.tls_cert_file is set: set both TLS files or neither")
+                .init(
+                    key: "server.tls_key_file",
+                    message: "required when server.tls_cert_file is set: set both TLS files or neither")
             ]
         )
-        #expect(configurationProblemKeys("[server]\ntls_key_file = \"relay.key\"", directory: folder.path) == ["server.tls_cert_file"])
+        #expect(
+            configurationProblemKeys("[server]\ntls_key_file = \"relay.key\"", directory: folder.path) == [
+                "server.tls_cert_file"
+            ])
     }
 
     @Test func aTLSFileThatIsMissingOrNotPEMIsReported() throws {
@@ -252,10 +277,12 @@ import Testing
         )
         #expect(
             problems == [
-                .init(key: "server.tls_cert_file", message: "file \(folder.file("garbage.pem")) holds no PEM certificate"),
+                .init(
+                    key: "server.tls_cert_file", message: "file \(folder.file("garbage.pem")) holds no PEM certificate"),
                 .init(
                     key: "server.tls_key_file",
-                    message: "file \(folder.file("missing.key")) does not exist (relative paths resolve against \(folder.path))"
+                    message:
+                        "file \(folder.file("missing.key")) does not exist (relative paths resolve against \(folder.path))"
                 ),
             ]
         )
@@ -267,9 +294,15 @@ import Testing
         defer { folder.remove() }
         let path = try folder.write("certs/upstream-ca.pem", identity.certificatePEM)
         try folder.write("certs/empty.pem", "")
-        #expect(parsedConfiguration("[upstream]\nca_file = \"certs/upstream-ca.pem\"", directory: folder.path)?.upstream.caFile == path)
-        #expect(configurationProblemKeys("[upstream]\nca_file = \"certs/empty.pem\"", directory: folder.path) == ["upstream.ca_file"])
-        #expect(configurationProblemKeys("[upstream]\nca_file = \"certs\"", directory: folder.path) == ["upstream.ca_file"])
+        #expect(
+            parsedConfiguration("[upstream]\nca_file = \"certs/upstream-ca.pem\"", directory: folder.path)?.upstream
+                .caFile == path)
+        #expect(
+            configurationProblemKeys("[upstream]\nca_file = \"certs/empty.pem\"", directory: folder.path) == [
+                "upstream.ca_file"
+            ])
+        #expect(
+            configurationProblemKeys("[upstream]\nca_file = \"certs\"", directory: folder.path) == ["upstream.ca_file"])
     }
 
     // MARK: - APNs
@@ -329,8 +362,10 @@ import Testing
         let folder = try ConfigurationFolder()
         defer { folder.remove() }
         try folder.write("AuthKey.p8", credentials.apnsKeyPEM)
-        let toml = "[apns]\nkey_file = \"AuthKey.p8\"\nteam_id = \"abc\"\nkey_id = \"ABC123DEFG1\"\ntopic = \"com.example app\""
-        #expect(configurationProblemKeys(toml, directory: folder.path) == ["apns.team_id", "apns.key_id", "apns.topic"])
+        let toml =
+            "[apns]\nkey_file = \"AuthKey.p8\"\nteam_id = \"abc\"\nkey_id = \"ABC123DEFG1\"\ntopic = \"com.example app\""
+        #expect(
+            configurationProblemKeys(toml, directory: folder.path) == ["apns.team_id", "apns.key_id", "apns.topic"])
     }
 
     @Test func aKeyFileMustHoldAP256Key() throws {
@@ -451,7 +486,10 @@ import Testing
             configurationProblems("[expo]\naccess_token_file = \"empty\"", directory: folder.path)
                 == [.init(key: "expo.access_token_file", message: "file \(empty) is empty")]
         )
-        #expect(configurationProblemKeys("[expo]\naccess_token_file = \"spaced\"", directory: folder.path) == ["expo.access_token_file"])
+        #expect(
+            configurationProblemKeys("[expo]\naccess_token_file = \"spaced\"", directory: folder.path) == [
+                "expo.access_token_file"
+            ])
         #expect(configurationProblemKeys("[expo]\naccess_token = \"expo\\ttoken\"") == ["expo.access_token"])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RelaySimulator
 import Testing
 
 @testable import RelayServer
@@ -51,7 +52,10 @@ import Testing
         #expect(configuration.apns?.keyFile == folder.file("etc/secrets/AuthKey_ABC123DEFG.p8"))
         #expect(configuration.fcm?.serviceAccountFile == folder.file("etc/secrets/firebase.json"))
         #expect(configuration.expo.accessToken?.value == "expo-file-secret-token")
-        #expect(configuration.summary.hasPrefix("APNs (production, topic com.example.app, key ABC123DEFG), FCM (project demo-project), Expo (with access token)"))
+        #expect(
+            configuration.summary.hasPrefix(
+                "APNs (production, topic com.example.app, key ABC123DEFG), FCM (project demo-project), Expo (with access token)"
+            ))
         #expect(configuration.summary.contains("over HTTPS"))
     }
 
@@ -88,7 +92,9 @@ import Testing
         var dumped = ""
         dump(configuration, to: &dumped)
         let keyBody = credentials.apnsKeyPEM.split(separator: "\n")[1]
-        for text in [String(describing: configuration), String(reflecting: configuration), dumped, configuration.summary] {
+        for text in [
+            String(describing: configuration), String(reflecting: configuration), dumped, configuration.summary,
+        ] {
             #expect(!text.contains("expo-file-secret-token"))
             #expect(!text.contains(keyBody))
             #expect(!text.contains("MIIEfake-service-account-secret"))

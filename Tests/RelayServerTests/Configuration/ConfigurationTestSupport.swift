@@ -9,7 +9,8 @@ struct ConfigurationFolder {
     let path: String
 
     init() throws {
-        path = URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
+        path =
+            URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
             .appendingPathComponent("pushrelay-config-\(UUID().uuidString)", isDirectory: true)
             .standardizedFileURL.path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -46,7 +47,8 @@ enum ConfigurationFixtures {
 
     /// A fake but well-formed Firebase service-account file; the private key is a sentinel, not a key.
     static func serviceAccountJSON(
-        privateKey: String = "-----BEGIN PRIVATE KEY-----\nMIIEfake-service-account-secret\n-----END PRIVATE KEY-----\n",
+        privateKey: String =
+            "-----BEGIN PRIVATE KEY-----\nMIIEfake-service-account-secret\n-----END PRIVATE KEY-----\n",
         omitting omitted: Set<String> = [],
         type: String = "service_account"
     ) throws -> String {

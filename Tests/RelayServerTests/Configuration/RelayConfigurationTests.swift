@@ -22,13 +22,17 @@ import Testing
         #expect(configuration.server.trustedProxies.isEmpty)
         #expect(configuration.store.url == "sqlite://pushrelay.db")
         #expect(configuration.store.location == .sqlite(path: "/etc/pushrelay/pushrelay.db"))
-        #expect(configuration.upstream == .init(caFile: nil, maxConnections: 2, maxConcurrentStreams: nil, timeoutMs: 10_000, maxAttempts: 3))
+        #expect(
+            configuration.upstream
+                == .init(caFile: nil, maxConnections: 2, maxConcurrentStreams: nil, timeoutMs: 10_000, maxAttempts: 3))
         #expect(configuration.upstream.concurrentStreams(for: .apns) == 1000)
         #expect(configuration.upstream.concurrentStreams(for: .fcm) == 100)
         #expect(configuration.upstream.concurrentStreams(for: .expo) == 100)
         #expect(configuration.expo.endpoint == "https://exp.host")
         #expect(configuration.android.criticalChannelID == "oncall_critical")
-        #expect(configuration.limits == RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 100_000, perDevicePerMinute: 30))
+        #expect(
+            configuration.limits
+                == RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 100_000, perDevicePerMinute: 30))
         #expect(configuration.audit.retentionDays == 365)
         #expect(configuration.receipts.ttlHours == 72)
         #expect(configuration.receipts.requestDeadlineMs == 10_000)
@@ -82,13 +86,16 @@ import Testing
         #expect(configuration.server.listen == .init(host: "127.0.0.1", port: 9090))
         #expect(configuration.server.trustedProxies == ["10.0.0.0/8"])
         #expect(configuration.store.location == .sqlite(path: "/var/lib/pushrelay/relay.db"))
-        #expect(configuration.upstream == .init(maxConnections: 4, maxConcurrentStreams: 500, timeoutMs: 2500, maxAttempts: 5))
+        #expect(
+            configuration.upstream
+                == .init(maxConnections: 4, maxConcurrentStreams: 500, timeoutMs: 2500, maxAttempts: 5))
         #expect(configuration.upstream.concurrentStreams(for: .fcm) == 500)
         #expect(configuration.apns == nil, "no key_file, so APNs stays off")
         #expect(configuration.fcm == nil)
         #expect(configuration.expo == .init(accessToken: .init("expo-token"), endpoint: "https://expo.example.com"))
         #expect(configuration.android.criticalChannelID == "pages")
-        #expect(configuration.limits == RateLimits(ratePerSecond: 2.5, burst: 20, dailyQuota: 5000, perDevicePerMinute: 6))
+        #expect(
+            configuration.limits == RateLimits(ratePerSecond: 2.5, burst: 20, dailyQuota: 5000, perDevicePerMinute: 6))
         #expect(configuration.audit.retentionDays == 30)
         #expect(configuration.receipts == .init(ttlHours: 24, requestDeadlineMs: 3000))
         #expect(configuration.logging == .init(format: .json, level: .debug))
@@ -157,7 +164,8 @@ import Testing
 
     @Test func theSummaryNamesProvidersButNoSecrets() throws {
         let configuration = try RelayConfiguration.parse(
-            toml: "[expo]\naccess_token = \"summary-secret\"\n[store]\nurl = \"postgres://relay:hunter2@db:5432/relay\"",
+            toml:
+                "[expo]\naccess_token = \"summary-secret\"\n[store]\nurl = \"postgres://relay:hunter2@db:5432/relay\"",
             directory: "/srv",
             environment: [:]
         )

@@ -59,18 +59,27 @@ import Testing
             case .wrongTeam:
                 authorization = try "bearer " + apnsProviderToken(key: key, keyID: "DEMOKEY001", teamID: "OTHERTEAM1")
             case .derSignature:
-                authorization = try "bearer "
-                    + compactJWT(header: #"{"alg":"ES256","kid":"DEMOKEY001"}"#, claims: #"{"iss":"DEMOTEAM01","iat":\#(now)}"#) {
+                authorization =
+                    try "bearer "
+                    + compactJWT(
+                        header: #"{"alg":"ES256","kid":"DEMOKEY001"}"#, claims: #"{"iss":"DEMOTEAM01","iat":\#(now)}"#
+                    ) {
                         Array(try key.signature(for: $0).derRepresentation)
                     }
             case .quotedIssuedAt:
-                authorization = try "bearer "
-                    + compactJWT(header: #"{"alg":"ES256","kid":"DEMOKEY001"}"#, claims: #"{"iss":"DEMOTEAM01","iat":"\#(now)"}"#) {
+                authorization =
+                    try "bearer "
+                    + compactJWT(
+                        header: #"{"alg":"ES256","kid":"DEMOKEY001"}"#, claims: #"{"iss":"DEMOTEAM01","iat":"\#(now)"}"#
+                    ) {
                         Array(try key.signature(for: $0).rawRepresentation)
                     }
             case .hs256:
-                authorization = try "bearer "
-                    + compactJWT(header: #"{"alg":"HS256","kid":"DEMOKEY001"}"#, claims: #"{"iss":"DEMOTEAM01","iat":\#(now)}"#) {
+                authorization =
+                    try "bearer "
+                    + compactJWT(
+                        header: #"{"alg":"HS256","kid":"DEMOKEY001"}"#, claims: #"{"iss":"DEMOTEAM01","iat":\#(now)}"#
+                    ) {
                         Array(try key.signature(for: $0).rawRepresentation)
                     }
             case .notBearer:
@@ -90,7 +99,8 @@ import Testing
             let old = try apnsProviderToken(credentials, issuedAt: Date() - 3700)
             let recent = try apnsProviderToken(credentials, issuedAt: Date() - 3000)
             let expired = try await sendAPNs(client, credentials, headers: apnsHeaders(authorization: "bearer \(old)"))
-            let accepted = try await sendAPNs(client, credentials, headers: apnsHeaders(authorization: "bearer \(recent)"))
+            let accepted = try await sendAPNs(
+                client, credentials, headers: apnsHeaders(authorization: "bearer \(recent)"))
             #expect(expired.status == 403)
             #expect(try json(expired)["reason"] == "ExpiredProviderToken")
             #expect(accepted.status == 200)
@@ -106,10 +116,13 @@ import Testing
             let first = try apnsProviderToken(credentials)
             let second = try apnsProviderToken(key: secondKey, keyID: "DEMOKEY002")
             let bound = try await sendAPNs(client, credentials, headers: apnsHeaders(authorization: "bearer \(first)"))
-            let unrelated = try await sendAPNs(client, credentials, headers: apnsHeaders(authorization: "bearer \(second)"))
-            let sameKeyAgain = try await sendAPNs(client, credentials, headers: apnsHeaders(authorization: "bearer \(first)"))
+            let unrelated = try await sendAPNs(
+                client, credentials, headers: apnsHeaders(authorization: "bearer \(second)"))
+            let sameKeyAgain = try await sendAPNs(
+                client, credentials, headers: apnsHeaders(authorization: "bearer \(first)"))
 
-            let otherConnection = try await HTTP2TestClient.connect(port: simulator.port, trusting: simulator.caFilePath)
+            let otherConnection = try await HTTP2TestClient.connect(
+                port: simulator.port, trusting: simulator.caFilePath)
             let secondKeyElsewhere = try await sendAPNs(
                 otherConnection, credentials, headers: apnsHeaders(authorization: "bearer \(second)"))
             await otherConnection.close()
@@ -148,7 +161,8 @@ import Testing
             TopicCase(pushType: "widgets", topic: "com.example.oncall.push-type.widgets", status: 200),
             TopicCase(pushType: "controls", topic: "com.example.oncall.push-type.controls", status: 200),
             TopicCase(pushType: "voip", topic: "com.example.oncall", status: 400, reason: "DeviceTokenNotForTopic"),
-            TopicCase(pushType: "alert", topic: "com.example.oncall.voip", status: 400, reason: "DeviceTokenNotForTopic"),
+            TopicCase(
+                pushType: "alert", topic: "com.example.oncall.voip", status: 400, reason: "DeviceTokenNotForTopic"),
             TopicCase(pushType: "alert", topic: "com.other.app", status: 400, reason: "TopicDisallowed"),
             TopicCase(pushType: "alert", topic: nil, status: 400, reason: "MissingTopic"),
             TopicCase(pushType: "sms", topic: "com.example.oncall", status: 400, reason: "InvalidPushType"),

@@ -48,7 +48,8 @@ import _CryptoExtras
                 let otherKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
                 assertion = try googleAssertion(credentials, audience: audience, key: otherKey)
             case .wrongIssuer:
-                assertion = try googleAssertion(credentials, audience: audience, issuer: "other@x.iam.gserviceaccount.com")
+                assertion = try googleAssertion(
+                    credentials, audience: audience, issuer: "other@x.iam.gserviceaccount.com")
             case .wrongAudience:
                 assertion = try googleAssertion(credentials, audience: "https://oauth2.googleapis.com/token")
             case .missingScope:
@@ -82,7 +83,8 @@ import _CryptoExtras
             let assertion = try googleAssertion(
                 credentials,
                 audience: simulator.fcmTokenURI,
-                scope: "https://www.googleapis.com/auth/cloud-platform https://www.googleapis.com/auth/firebase.messaging"
+                scope:
+                    "https://www.googleapis.com/auth/cloud-platform https://www.googleapis.com/auth/firebase.messaging"
             )
             let response = try await client.request(path: "/token", body: tokenRequestBody(assertion: assertion))
             #expect(response.status == 200)
@@ -137,7 +139,8 @@ import _CryptoExtras
             MessageCase(name: "two targets", body: #"{"message":{"token":"abc","topic":"news"}}"#),
             MessageCase(name: "topic with prefix", body: #"{"message":{"topic":"/topics/news"}}"#),
             MessageCase(name: "priority", body: #"{"message":{"token":"abc","android":{"priority":"URGENT"}}}"#),
-            MessageCase(name: "lowercase priority", body: #"{"message":{"token":"abc","android":{"priority":"high"}}}"#),
+            MessageCase(
+                name: "lowercase priority", body: #"{"message":{"token":"abc","android":{"priority":"high"}}}"#),
             MessageCase(name: "ttl without unit", body: #"{"message":{"token":"abc","android":{"ttl":"3600"}}}"#),
             MessageCase(name: "ttl as number", body: #"{"message":{"token":"abc","android":{"ttl":3600}}}"#),
             MessageCase(name: "ttl over 4 weeks", body: #"{"message":{"token":"abc","android":{"ttl":"2419201s"}}}"#),

@@ -86,7 +86,9 @@ func googleAssertion(
     return try compactJWT(
         header: #"{"alg":"RS256","typ":"JWT","kid":"\#(credentials.fcmPrivateKeyID)"}"#,
         claims: claims
-    ) { Array(try (key ?? credentials.fcmPrivateKey).signature(for: $0, padding: .insecurePKCS1v1_5).rawRepresentation) }
+    ) {
+        Array(try (key ?? credentials.fcmPrivateKey).signature(for: $0, padding: .insecurePKCS1v1_5).rawRepresentation)
+    }
 }
 
 /// The form body of a JWT bearer grant.

@@ -197,7 +197,7 @@ import _CryptoExtras
     }
 
     @Test func writingIsCompactAndOrdered() {
-        let value: SimulatorJSON = ["z": 1, "a": ["x\n\"y\"/\u{1}", 2.5, true, nil], "m": [:]]
+        let value: SimulatorJSON = ["z": 1, "a": ["x\n\"y\"/\u{1}", 2.5, true, .null], "m": [:]]
         #expect(value.text == #"{"z":1,"a":["x\n\"y\"/\u0001",2.5,true,null],"m":{}}"#)
         #expect(SimulatorJSON.number(1_700_000_000_123).text == "1700000000123")
     }

@@ -127,7 +127,8 @@ import Testing
                     }
                 } else {
                     what = body["errors"]?[0]?["code"]?.stringValue ?? "?"
-                    #expect(body["errors"]?[0]?["isTransient"] == (response.status >= 500 ? SimulatorJSON.bool(true) : nil))
+                    #expect(
+                        body["errors"]?[0]?["isTransient"] == (response.status >= 500 ? SimulatorJSON.bool(true) : nil))
                 }
                 outcomes.append("\(response.status) \(what)")
                 if response.status == 429 {
@@ -164,7 +165,8 @@ import Testing
     func unauthenticatedRequestsDoNotUseUpTheScript() async throws {
         try await withSimulator { _, client, credentials in
             let token = "0503" + String(repeating: "ab", count: 30)
-            let refused = try await sendAPNs(client, credentials, token: token, headers: apnsHeaders(authorization: nil))
+            let refused = try await sendAPNs(
+                client, credentials, token: token, headers: apnsHeaders(authorization: nil))
             let statuses = [
                 refused.status,
                 try await sendAPNs(client, credentials, token: token).status,
