@@ -71,7 +71,12 @@ package func buildApplication(_ parts: RelayApplicationParts) throws -> some App
         let key = try NIOSSLPrivateKey(bytes: Array(tls.privateKey.utf8), format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
         configuration.applicationProtocols = ["h2", "http/1.1"]
-        server = try .http2Upgrade(tlsConfiguration: configuration)
+        // Idle connections close after five minutes; on shutdown, connections get 30 seconds to finish their streams
+        // after GOAWAY before they are closed, so an idle client cannot hold the relay open.
+        server = try .http2Upgrade(
+            tlsConfiguration: configuration,
+            configuration: .init(idleTimeout: .seconds(300), gracefulCloseTimeout: .seconds(30))
+        )
     } else {
         server = .http1()
     }

@@ -64,19 +64,18 @@ struct SimulateCommand: AsyncParsableCommand {
         do {
             let written = try Self.writeFiles(
                 into: directory, credentials: credentials, simulator: simulator)
-            print("Provider simulator listening on \(simulator.baseURL) (APNs, FCM and Expo)")
+            output("Provider simulator listening on \(simulator.baseURL) (APNs, FCM and Expo)")
             for path in written {
-                print("  wrote \(path)")
+                output("  wrote \(path)")
             }
-            print("Merge relay.conf.fragment into relay.conf; press Ctrl-C to stop.")
-            fflush(stdout)  // Scripts wait for these lines; a pipe would otherwise hold them back.
+            output("Merge relay.conf.fragment into relay.conf; press Ctrl-C to stop.")
         } catch {
             try? await simulator.shutdown()
             throw error
         }
 
         for await number in signals {
-            print("Received signal \(number), shutting down.")
+            output("Received signal \(number), shutting down.")
             break
         }
         try await simulator.shutdown()
@@ -163,4 +162,10 @@ private func tomlString(_ value: String) -> String {
         }
     }
     return "\"\(escaped)\""
+}
+
+/// Writes a line to standard output at once: scripts wait for these lines, and `print` would hold them in a buffer
+/// when standard output is a pipe.
+private func output(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

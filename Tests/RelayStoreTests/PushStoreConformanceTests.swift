@@ -172,8 +172,10 @@ struct PushStoreConformanceTests {
             try await store.insertReceipts([plain, full, others])
             try await store.insertReceipts([])
 
-            #expect(try await store.receipts(ids: ["r1", "r2", "r3", "missing"], tenantID: "tenant-a") == [plain, full])
-            #expect(try await store.receipts(ids: ["r2", "r1"], tenantID: "tenant-a") == [full, plain], "in asked order")
+            #expect(
+                try await store.receipts(ids: ["r1", "r2", "r3", "missing"], tenantID: "tenant-a") == [plain, full])
+            #expect(
+                try await store.receipts(ids: ["r2", "r1"], tenantID: "tenant-a") == [full, plain], "in asked order")
             #expect(try await store.receipts(ids: ["r3"], tenantID: "tenant-a").isEmpty, "another tenant's")
             #expect(try await store.receipts(ids: ["r3"], tenantID: "tenant-b") == [others])
             #expect(try await store.receipts(ids: ["r1"], tenantID: "tenant-missing").isEmpty)
@@ -204,8 +206,9 @@ struct PushStoreConformanceTests {
                 // No message id in the update: the known one stays.
                 ReceiptUpdate(id: "r1", status: .ok, updatedAt: Fixture.date(1)),
                 // Expo accepted the push: a ticket to poll for.
-                ReceiptUpdate(id: "r2", status: .pending, providerMessageID: "t-2", expoTicketID: "t-2",
-                              updatedAt: Fixture.date(2)),
+                ReceiptUpdate(
+                    id: "r2", status: .pending, providerMessageID: "t-2", expoTicketID: "t-2",
+                    updatedAt: Fixture.date(2)),
                 ReceiptUpdate(id: "missing", status: .ok, updatedAt: Fixture.date(1)),
             ])
             try await store.updateReceipts([])
@@ -297,8 +300,9 @@ struct PushStoreConformanceTests {
             try await store.insertReceipts([
                 Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: Fixture.date(3)),
                 Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: Fixture.date(1)),
-                Fixture.receipt("h", tenantID: "tenant-b", provider: .expo, expoTicketID: "H",
-                                createdAt: Fixture.date(2)),
+                Fixture.receipt(
+                    "h", tenantID: "tenant-b", provider: .expo, expoTicketID: "H",
+                    createdAt: Fixture.date(2)),
                 // Not awaited: no ticket, or an outcome already known.
                 Fixture.receipt("c", provider: .expo, createdAt: Fixture.date(0)),
                 Fixture.receipt("d", provider: .expo, status: .ok, expoTicketID: "D", createdAt: Fixture.date(0)),

@@ -166,23 +166,23 @@ extension ConfigurationReader {
             topic = nil
         }
 
-        var keyPEM: String?
+        var key: (file: String, pem: String)?
         if case (let path, let contents)? = file("apns.key_file"),
             let text = secretText("apns.key_file", file: path, contents: contents)
         {
             if (try? P256.Signing.PrivateKey(pemRepresentation: text)) == nil {
                 report("apns.key_file", "file \(path) is not a PEM P-256 private key (an APNs .p8 signing key)")
             } else {
-                keyPEM = text
+                key = (path, text)
             }
         }
 
-        guard let teamID, let keyID, let topic, let keyPEM, let keyFile = string("apns.key_file") else { return nil }
+        guard let teamID, let keyID, let topic, let key else { return nil }
         return APNs(
             teamID: teamID,
             keyID: keyID,
-            keyFile: ConfigurationPath.resolve(keyFile, against: directory),
-            keyPEM: RelayConfiguration.Secret(keyPEM),
+            keyFile: key.file,
+            keyPEM: RelayConfiguration.Secret(key.pem),
             topic: topic,
             environment: environment,
             endpoint: productionEndpoint,

@@ -37,7 +37,9 @@ struct ConfigurationSource {
         } catch let error as TOMLParseError {
             let position = error.source.begin
             report(
-                documentName, "invalid TOML at line \(position.line), column \(position.column): \(error.description)")
+                documentName,
+                "invalid TOML at line \(position.line), column \(position.column): \(error.description)"
+            )
             return
         } catch {
             report(documentName, "invalid TOML")

@@ -17,7 +17,8 @@ enum ConfigurationSyntax {
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else {
                 throw ConfigurationSyntaxError(
-                    "expected host:port; an IPv6 address goes in brackets, as in \"[::]:8080\"")
+                    "expected host:port; an IPv6 address goes in brackets, as in \"[::]:8080\""
+                )
             }
             host = String(text[text.index(after: text.startIndex)..<close])
             let rest = text[text.index(after: close)...]
@@ -55,7 +56,8 @@ enum ConfigurationSyntax {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count <= 2 else {
             throw ConfigurationSyntaxError(
-                "\"\(text)\" is not a network; expected CIDR notation such as \"10.0.0.0/8\"")
+                "\"\(text)\" is not a network; expected CIDR notation such as \"10.0.0.0/8\""
+            )
         }
         let address = String(parts[0])
         let bits: Int
@@ -65,7 +67,8 @@ enum ConfigurationSyntax {
             bits = 128
         } else {
             throw ConfigurationSyntaxError(
-                "\"\(text)\" is not a network; expected CIDR notation such as \"10.0.0.0/8\"")
+                "\"\(text)\" is not a network; expected CIDR notation such as \"10.0.0.0/8\""
+            )
         }
         if parts.count == 2 {
             guard let prefix = Int(parts[1]), (0...bits).contains(prefix), parts[1].allSatisfy(\.isASCII) else {
@@ -78,7 +81,8 @@ enum ConfigurationSyntax {
     /// trailing slash (the senders append their paths to it). The URL is not quoted in messages.
     static func endpoint(_ text: String) throws(ConfigurationSyntaxError) -> String {
         let failure = ConfigurationSyntaxError(
-            "expected an https URL with a host, such as \"https://gateway.example.com\"")
+            "expected an https URL with a host, such as \"https://gateway.example.com\""
+        )
         guard let components = URLComponents(string: text), components.scheme?.lowercased() == "https",
             let host = components.host, !host.isEmpty
         else { throw failure }

@@ -9,13 +9,15 @@ extension RelayConfiguration {
     ///     takes the defaults, the environment's overrides, and resolves relative paths against the working directory.
     ///   - environment: The process environment; only names starting with `PUSHRELAY_` are read.
     /// - Throws: ``ConfigurationError`` with every problem found.
-    package static func load(path: String?, environment: [String: String]) throws(ConfigurationError)
-        -> RelayConfiguration
-    {
+    package static func load(path: String?, environment: [String: String]) throws(ConfigurationError) -> Self {
         let workingDirectory = FileManager.default.currentDirectoryPath
         guard let path else {
             return try decode(
-                toml: "", documentName: "configuration", directory: workingDirectory, environment: environment)
+                toml: "",
+                documentName: "configuration",
+                directory: workingDirectory,
+                environment: environment
+            )
         }
         let absolute = ConfigurationPath.resolve(path, against: workingDirectory)
         var isDirectory: ObjCBool = false

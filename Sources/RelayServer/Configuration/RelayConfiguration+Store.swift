@@ -1,7 +1,14 @@
+internal import Foundation
+
 extension RelayConfiguration {
     /// `[store]`: where tenants, keys, receipts and the audit log live.
-    package struct Store: Sendable, Equatable {
-        /// `url`: `sqlite://<path>` or `postgres://user@host:port/database`, as written.
+    ///
+    /// A PostgreSQL URL may hold a password, so the store's description, debug description and mirror show the URL
+    /// with the password replaced by `redacted`.
+    package struct Store: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
+        /// `url`: `sqlite://<path>` or `postgres://user:password@host:port/database`, as written.
         package var url: String
         /// The folder a relative SQLite path resolves against: the configuration file's folder.
         package var directory: String
@@ -15,6 +22,23 @@ extension RelayConfiguration {
         /// rejects those, so a loaded configuration always has a location).
         package var location: Location? {
             try? Location(url: url, directory: directory)
+        }
+
+        /// ``url`` with any password replaced by `redacted`: safe to log.
+        package var redactedURL: String {
+            guard var components = URLComponents(string: url), components.password != nil else { return url }
+            components.password = "redacted"
+            return components.string ?? "redacted"
+        }
+
+        package var description: String {
+            "Store(url: \(redactedURL), directory: \(directory))"
+        }
+
+        package var debugDescription: String { description }
+
+        package var customMirror: Mirror {
+            Mirror(self, children: ["url": redactedURL, "directory": directory], displayStyle: .struct)
         }
     }
 }

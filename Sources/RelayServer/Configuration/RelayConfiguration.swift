@@ -4,8 +4,9 @@ package import RelayCore
 ///
 /// ### Overview
 /// The file is TOML with one table per concern (`[server]`, `[store]`, `[upstream]`, `[apns]`, …);
-/// Docs/configuration.md lists every key with its default. ``load(path:environment:)`` reads a file, ``parse(toml:directory:environment:)``
-/// reads text (tests), and ``defaults(directory:)`` is the configuration without any file.
+/// Docs/configuration.md lists every key with its default. ``load(path:environment:)`` reads a file,
+/// ``parse(toml:directory:environment:)`` reads text (tests), and ``defaults(directory:)`` is the configuration
+/// without any file.
 ///
 /// ### Implementation
 /// Loading runs in three steps, each collecting problems instead of stopping at the first one:

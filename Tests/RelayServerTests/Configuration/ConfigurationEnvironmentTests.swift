@@ -45,7 +45,8 @@ import Testing
 
     @Test func aMalformedBooleanIsInvalid() {
         #expect(
-            ConfigurationValue.reading(environment: "yes", as: .boolean) == .invalid("expected true, false, 1 or 0"))
+            ConfigurationValue.reading(environment: "yes", as: .boolean) == .invalid("expected true, false, 1 or 0")
+        )
     }
 
     @Test(arguments: [

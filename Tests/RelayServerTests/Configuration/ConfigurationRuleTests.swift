@@ -205,13 +205,16 @@ import Testing
             configurationProblems("[apns]\nenvironment = \"prod\"")
                 == [
                     .init(
-                        key: "apns.environment", message: "expected one of \"production\", \"sandbox\", found \"prod\"")
+                        key: "apns.environment",
+                        message: "expected one of \"production\", \"sandbox\", found \"prod\""
+                    )
                 ]
         )
         #expect(
             configurationProblemKeys("[logging]\nformat = \"xml\"\nlevel = \"verbose\"") == [
                 "logging.format", "logging.level",
-            ])
+            ]
+        )
     }
 
     @Test(arguments: ["apns.endpoint", "apns.sandbox_endpoint", "fcm.endpoint", "expo.endpoint"])
@@ -258,13 +261,15 @@ import Testing
             onlyCertificate == [
                 .init(
                     key: "server.tls_key_file",
-                    message: "required when server.tls_cert_file is set: set both TLS files or neither")
+                    message: "required when server.tls_cert_file is set: set both TLS files or neither"
+                )
             ]
         )
         #expect(
             configurationProblemKeys("[server]\ntls_key_file = \"relay.key\"", directory: folder.path) == [
                 "server.tls_cert_file"
-            ])
+            ]
+        )
     }
 
     @Test func aTLSFileThatIsMissingOrNotPEMIsReported() throws {
@@ -278,11 +283,13 @@ import Testing
         #expect(
             problems == [
                 .init(
-                    key: "server.tls_cert_file", message: "file \(folder.file("garbage.pem")) holds no PEM certificate"),
+                    key: "server.tls_cert_file",
+                    message: "file \(folder.file("garbage.pem")) holds no PEM certificate"
+                ),
                 .init(
                     key: "server.tls_key_file",
-                    message:
-                        "file \(folder.file("missing.key")) does not exist (relative paths resolve against \(folder.path))"
+                    message: "file \(folder.file("missing.key")) does not exist "
+                        + "(relative paths resolve against \(folder.path))"
                 ),
             ]
         )
@@ -296,13 +303,16 @@ import Testing
         try folder.write("certs/empty.pem", "")
         #expect(
             parsedConfiguration("[upstream]\nca_file = \"certs/upstream-ca.pem\"", directory: folder.path)?.upstream
-                .caFile == path)
+                .caFile == path
+        )
         #expect(
             configurationProblemKeys("[upstream]\nca_file = \"certs/empty.pem\"", directory: folder.path) == [
                 "upstream.ca_file"
-            ])
+            ]
+        )
         #expect(
-            configurationProblemKeys("[upstream]\nca_file = \"certs\"", directory: folder.path) == ["upstream.ca_file"])
+            configurationProblemKeys("[upstream]\nca_file = \"certs\"", directory: folder.path) == ["upstream.ca_file"]
+        )
     }
 
     // MARK: - APNs
@@ -363,9 +373,11 @@ import Testing
         defer { folder.remove() }
         try folder.write("AuthKey.p8", credentials.apnsKeyPEM)
         let toml =
-            "[apns]\nkey_file = \"AuthKey.p8\"\nteam_id = \"abc\"\nkey_id = \"ABC123DEFG1\"\ntopic = \"com.example app\""
+            "[apns]\nkey_file = \"AuthKey.p8\"\nteam_id = \"abc\"\nkey_id = \"ABC123DEFG1\"\n"
+            + "topic = \"com.example app\""
         #expect(
-            configurationProblemKeys(toml, directory: folder.path) == ["apns.team_id", "apns.key_id", "apns.topic"])
+            configurationProblemKeys(toml, directory: folder.path) == ["apns.team_id", "apns.key_id", "apns.topic"]
+        )
     }
 
     @Test func aKeyFileMustHoldAP256Key() throws {
@@ -489,7 +501,8 @@ import Testing
         #expect(
             configurationProblemKeys("[expo]\naccess_token_file = \"spaced\"", directory: folder.path) == [
                 "expo.access_token_file"
-            ])
+            ]
+        )
         #expect(configurationProblemKeys("[expo]\naccess_token = \"expo\\ttoken\"") == ["expo.access_token"])
     }
 }

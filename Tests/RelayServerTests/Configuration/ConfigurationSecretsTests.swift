@@ -54,8 +54,10 @@ import Testing
         #expect(configuration.expo.accessToken?.value == "expo-file-secret-token")
         #expect(
             configuration.summary.hasPrefix(
-                "APNs (production, topic com.example.app, key ABC123DEFG), FCM (project demo-project), Expo (with access token)"
-            ))
+                "APNs (production, topic com.example.app, key ABC123DEFG), FCM (project demo-project), "
+                    + "Expo (with access token)"
+            )
+        )
         #expect(configuration.summary.contains("over HTTPS"))
     }
 
@@ -132,6 +134,22 @@ import Testing
         #expect(overridden.map(\.key) == ["expo.access_token_file"])
         let description = ConfigurationError(problems: problems + inline + overridden).description
         #expect(!description.contains("leaked"))
+    }
+
+    @Test func aStorePasswordIsRedactedWhenPrinted() throws {
+        let configuration = try RelayConfiguration.parse(
+            toml: "[store]\nurl = \"postgres://relay:hunter2@db.internal:5432/pushrelay\"",
+            directory: "/srv",
+            environment: [:]
+        )
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in [String(describing: configuration), String(reflecting: configuration), dumped] {
+            #expect(!text.contains("hunter2"))
+            #expect(text.contains("postgres://relay:redacted@db.internal:5432/pushrelay"))
+        }
+        #expect(configuration.store.url == "postgres://relay:hunter2@db.internal:5432/pushrelay")
+        #expect(configuration.store.location == .postgres(url: configuration.store.url))
     }
 
     @Test func aSecretIsRedactedWhenPrinted() {

@@ -24,7 +24,8 @@ import Testing
         #expect(configuration.store.location == .sqlite(path: "/etc/pushrelay/pushrelay.db"))
         #expect(
             configuration.upstream
-                == .init(caFile: nil, maxConnections: 2, maxConcurrentStreams: nil, timeoutMs: 10_000, maxAttempts: 3))
+                == .init(caFile: nil, maxConnections: 2, maxConcurrentStreams: nil, timeoutMs: 10_000, maxAttempts: 3)
+        )
         #expect(configuration.upstream.concurrentStreams(for: .apns) == 1000)
         #expect(configuration.upstream.concurrentStreams(for: .fcm) == 100)
         #expect(configuration.upstream.concurrentStreams(for: .expo) == 100)
@@ -32,7 +33,8 @@ import Testing
         #expect(configuration.android.criticalChannelID == "oncall_critical")
         #expect(
             configuration.limits
-                == RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 100_000, perDevicePerMinute: 30))
+                == RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 100_000, perDevicePerMinute: 30)
+        )
         #expect(configuration.audit.retentionDays == 365)
         #expect(configuration.receipts.ttlHours == 72)
         #expect(configuration.receipts.requestDeadlineMs == 10_000)
@@ -88,14 +90,16 @@ import Testing
         #expect(configuration.store.location == .sqlite(path: "/var/lib/pushrelay/relay.db"))
         #expect(
             configuration.upstream
-                == .init(maxConnections: 4, maxConcurrentStreams: 500, timeoutMs: 2500, maxAttempts: 5))
+                == .init(maxConnections: 4, maxConcurrentStreams: 500, timeoutMs: 2500, maxAttempts: 5)
+        )
         #expect(configuration.upstream.concurrentStreams(for: .fcm) == 500)
         #expect(configuration.apns == nil, "no key_file, so APNs stays off")
         #expect(configuration.fcm == nil)
         #expect(configuration.expo == .init(accessToken: .init("expo-token"), endpoint: "https://expo.example.com"))
         #expect(configuration.android.criticalChannelID == "pages")
         #expect(
-            configuration.limits == RateLimits(ratePerSecond: 2.5, burst: 20, dailyQuota: 5000, perDevicePerMinute: 6))
+            configuration.limits == RateLimits(ratePerSecond: 2.5, burst: 20, dailyQuota: 5000, perDevicePerMinute: 6)
+        )
         #expect(configuration.audit.retentionDays == 30)
         #expect(configuration.receipts == .init(ttlHours: 24, requestDeadlineMs: 3000))
         #expect(configuration.logging == .init(format: .json, level: .debug))

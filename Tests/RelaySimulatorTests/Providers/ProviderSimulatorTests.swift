@@ -140,7 +140,8 @@ import _CryptoExtras
 }
 
 @Suite struct SimulatorCredentialsTests {
-    @Test func filesLookLikeApplesAndGooglesOwn() throws {
+    @Test(.timeLimit(.minutes(1)))
+    func filesLookLikeApplesAndGooglesOwn() throws {
         let credentials = try sharedCredentials.get()
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("relay-simulator-credentials-\(UUID().uuidString)").path

@@ -179,7 +179,7 @@ import Testing
 
     @Test(.timeLimit(.minutes(1)))
     func slowTokensAnswerAfterSlowLatency() async throws {
-        let slowLatency = Duration.milliseconds(400)
+        let slowLatency = Duration.milliseconds(800)
         try await withSimulator { configuration in
             configuration.slowLatency = slowLatency
         } body: { simulator, client, credentials in
