@@ -126,6 +126,7 @@ let package = Package(
             dependencies: [
                 "RelayCore", "RelayHTTP2", "RelaySimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -147,7 +148,7 @@ let package = Package(
         .testTarget(
             name: "RelayServerTests",
             dependencies: [
-                "RelayServer", "RelaySimulator", "RelayHTTP2",
+                "RelayServer", "RelaySimulator", "RelayHTTP2", "RelayCore", "RelayProviders", "RelayStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),

@@ -8,7 +8,7 @@ struct PushRelayCommand: AsyncParsableCommand {
         abstract: "PushRelay: a push relay gateway for self-hosted installs.",
         version: RelayVersion.current,
         subcommands: [
-            ServeCommand.self, DemoCommand.self, SimulateCommand.self,
+            ServeCommand.self, DemoCommand.self, SimulateCommand.self, CheckConfigCommand.self,
             TenantCommand.self, KeyCommand.self,
         ]
     )
@@ -21,4 +21,13 @@ struct StoreOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Print machine-readable JSON.")
     var json = false
+}
+
+/// A command's failure, printed as `Error: <message>` without the usage text.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
 }

@@ -23,9 +23,9 @@ struct RelayAssembly {
         case .sqlite(let path)?: store = try SQLiteStore(path: path)
         case .sqliteInMemory?: store = try SQLiteStore(path: ":memory:")
         case .postgres?:
-            throw ValidationError("store.url: PostgreSQL arrives with the operators issue; use sqlite:// for now")
+            throw CLIError("store.url: PostgreSQL arrives with the operators issue; use sqlite:// for now")
         case nil:
-            throw ValidationError("store.url: \(configuration.store.url) is not a store URL")
+            throw CLIError("store.url: \(configuration.store.url) is not a store URL")
         }
         try await store.migrate()
         return store

@@ -46,7 +46,7 @@ struct TenantCommand: AsyncParsableCommand {
             do {
                 try await store.createTenant(tenant)
             } catch StoreError.duplicate {
-                throw ValidationError("a tenant named '\(name)' already exists")
+                throw CLIError("a tenant named '\(name)' already exists")
             }
             if options.json {
                 printJSON(tenant.json)
@@ -93,7 +93,7 @@ struct KeyCommand: AsyncParsableCommand {
         func run() async throws {
             let (_, store) = try await openStore(options)
             guard let owner = try await store.tenant(named: tenant) else {
-                throw ValidationError("no tenant named '\(tenant)'")
+                throw CLIError("no tenant named '\(tenant)'")
             }
             let issued = TenantKeys.issue()
             try await store.createKey(TenantKeyRecord(id: issued.id, tenantID: owner.id, secretHash: issued.secretHash))
@@ -112,13 +112,13 @@ struct KeyCommand: AsyncParsableCommand {
 func openStore(_ options: StoreOptions) async throws -> (RelayConfiguration, any PushStore) {
     let path = FileManager.default.fileExists(atPath: options.config) ? options.config : nil
     if path == nil && options.config != "relay.conf" {
-        throw ValidationError("--config \(options.config): no such file")
+        throw CLIError("--config \(options.config): no such file")
     }
     let configuration: RelayConfiguration
     do {
         configuration = try RelayConfiguration.load(path: path, environment: ProcessInfo.processInfo.environment)
     } catch {
-        throw ValidationError("the configuration is not usable:\n\(error)")
+        throw CLIError("the configuration is not usable:\n\(error)")
     }
     return (configuration, try await RelayAssembly.openStore(configuration))
 }

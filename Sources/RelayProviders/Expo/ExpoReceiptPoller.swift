@@ -42,6 +42,7 @@ package struct ExpoReceiptPoller: Sendable {
             do {
                 _ = try await pollOnce()
             } catch {
+                if Task.isCancelled || error is CancellationError { return }
                 logger.warning("Expo receipt poll failed", metadata: ["error": "\(error)"])
             }
             do { try await environment.sleep(interval) } catch { return }

@@ -1,0 +1,300 @@
+import ArgumentParser
+import Foundation
+import RelayCore
+import RelayHTTP2
+import RelaySimulator
+
+/// `relay-bench relay`: the relay end to end. The provider simulator and the load generator run in this process; the
+/// relay runs as its own process (`pushrelay serve`, found beside this executable), so its CPU time and memory are
+/// its own.
+struct RelayBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Drive the relay end to end and print throughput, latency, CPU and memory as JSON.",
+        discussion: "The last line of output is one JSON object."
+    )
+
+    @Option(help: "Single-message requests in the throughput phase.")
+    var requests = 20_000
+    @Option(help: "Concurrency of the throughput phases.")
+    var concurrency = 200
+    @Option(help: "Requests of 100 notifications in the batched phase.")
+    var batches = 300
+    @Option(help: "Requests per second of the paced latency phase.")
+    var pacedRate = 1000
+    @Option(help: "Seconds of the paced latency phase.")
+    var pacedSeconds = 5
+    @Option(help: "Provider of the notifications: apns, fcm or expo.")
+    var provider = "apns"
+    @Option(help: "The pushrelay executable (default: beside relay-bench).")
+    var pushrelay: String?
+
+    func run() async throws {
+        let executable = pushrelay ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushrelay").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw ValidationError("no pushrelay executable at \(executable); build it (swift build -c release --product pushrelay)")
+        }
+        guard let kind = Provider(rawValue: provider) else { throw ValidationError("--provider: apns, fcm or expo") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-bench-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        // The upstream: the simulator, answering at once, recording nothing.
+        let credentials = try SimulatorCredentials()
+        var simulatorConfiguration = credentials.simulatorConfiguration()
+        simulatorConfiguration.recordsRequests = false
+        simulatorConfiguration.server.maxConcurrentStreams = 1000
+        let simulator = try await ProviderSimulator.start(configuration: simulatorConfiguration)
+        let files = try credentials.write(to: directory, tokenURI: simulator.fcmTokenURI)
+
+        // The relay: TLS with HTTP/2, SQLite, limits out of the way.
+        let identity = try HTTP2TestIdentity.generate()
+        let leaf = try identity.issueServerCertificate(host: "127.0.0.1")
+        let caFile = try identity.write(to: directory + "/relay-ca")
+        try leaf.certificatePEM.write(toFile: directory + "/relay.pem", atomically: true, encoding: .utf8)
+        try leaf.privateKeyPEM.write(toFile: directory + "/relay-key.pem", atomically: true, encoding: .utf8)
+        let port = try Self.freePort()
+        let config = """
+            [server]
+            listen = "127.0.0.1:\(port)"
+            tls_cert_file = "relay.pem"
+            tls_key_file = "relay-key.pem"
+            [store]
+            url = "sqlite://relay.db"
+            [upstream]
+            ca_file = "\(simulator.caFilePath)"
+            [apns]
+            team_id = "\(credentials.apnsTeamID)"
+            key_id = "\(credentials.apnsKeyID)"
+            key_file = "\(files.apnsKey)"
+            topic = "\(credentials.apnsBundleID)"
+            endpoint = "\(simulator.baseURL)"
+            sandbox_endpoint = "\(simulator.baseURL)"
+            [fcm]
+            service_account_file = "\(files.serviceAccount)"
+            endpoint = "\(simulator.baseURL)"
+            [expo]
+            endpoint = "\(simulator.baseURL)"
+            [limits]
+            rate_per_second = 1000000
+            burst = 1000000
+            daily_quota = 1000000000
+            per_device_per_minute = 1000000
+            [logging]
+            level = "warning"
+            """
+        let configPath = directory + "/relay.conf"
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        _ = try Self.runTool(executable, ["tenant", "create", "bench", "--allow-critical-alerts", "--config", configPath])
+        let issued = try Self.runTool(executable, ["key", "issue", "--tenant", "bench", "--json", "--config", configPath])
+        guard let key = JSONValue.decode(Array(issued.utf8))?.objectValue?["key"]?.stringValue else {
+            throw ValidationError("could not issue a key: \(issued)")
+        }
+
+        let relay = Process()
+        relay.executableURL = URL(fileURLWithPath: executable)
+        relay.arguments = ["serve", "--config", configPath]
+        try relay.run()
+        defer { if relay.isRunning { relay.terminate() } }
+
+        let url = "https://127.0.0.1:\(port)"
+        let pool = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 1000, caFile: caFile))
+        try await Self.waitUntilReady(pool, url: url)
+
+        @Sendable func token(_ index: Int) -> String {
+            switch kind {
+            case .apns: String(format: "%064x", index)
+            case .fcm: "bench:" + String(repeating: "x", count: 100) + String(index)
+            case .expo: "ExponentPushToken[bench\(index)]"
+            }
+        }
+        @Sendable func request(_ tokens: [String]) -> HTTP2Request {
+            let to = tokens.map { "\"\($0)\"" }.joined(separator: ",")
+            return HTTP2Request(
+                url: url + "/v1/push",
+                headers: [HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json")],
+                body: Array(#"{"messages":[{"to":[\#(to)],"title":"Bench","body":"Load"}]}"#.utf8)
+            )
+        }
+
+        // Warm-up: connections, JWT, OAuth token.
+        _ = await Self.drive(total: 200, concurrency: 20) { number in try await pool.send(request([token(number)])) }
+
+        let cpu0 = Self.cpuSeconds(pid: relay.processIdentifier)
+        let single = await Self.drive(total: requests, concurrency: concurrency) { number in
+            try await pool.send(request([token(number)]))
+        }
+        let cpu1 = Self.cpuSeconds(pid: relay.processIdentifier)
+        let batched = await Self.drive(total: batches, concurrency: max(1, concurrency / 10)) { number in
+            try await pool.send(request((0..<100).map { token(number * 100 + $0) }))
+        }
+        let cpu2 = Self.cpuSeconds(pid: relay.processIdentifier)
+        let paced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
+            try await pool.send(request([token(number)]))
+        }
+        let rss = Self.peakResidentMegabytes(pid: relay.processIdentifier)
+        await pool.shutdown()
+        relay.terminate()
+        relay.waitUntilExit()
+        try await simulator.shutdown()
+
+        let report: [String: Any] = [
+            "provider": kind.rawValue,
+            "single_requests": requests, "single_failed": single.failed,
+            "single_requests_per_second": TransportBenchmark.rounded(Double(single.succeeded) / single.seconds, 1),
+            "single_p50_ms": TransportBenchmark.rounded(single.percentile(0.5), 3),
+            "single_p99_ms": TransportBenchmark.rounded(single.percentile(0.99), 3),
+            "batched_requests": batches, "batched_failed": batched.failed,
+            "batched_notifications_per_second": TransportBenchmark.rounded(Double(batched.succeeded * 100) / batched.seconds, 1),
+            "paced_rate": pacedRate, "paced_failed": paced.failed,
+            "paced_p50_ms": TransportBenchmark.rounded(paced.percentile(0.5), 3),
+            "paced_p99_ms": TransportBenchmark.rounded(paced.percentile(0.99), 3),
+            "relay_cpu_seconds_per_1000_notifications_single": TransportBenchmark.rounded((cpu1 - cpu0) / Double(requests) * 1000, 4),
+            "relay_cpu_seconds_per_1000_notifications_batched": TransportBenchmark.rounded((cpu2 - cpu1) / Double(batches * 100) * 1000, 4),
+            "relay_max_rss_mb": TransportBenchmark.rounded(rss, 1),
+            "errors": single.errors.merging(batched.errors, uniquingKeysWith: +).merging(paced.errors, uniquingKeysWith: +),
+        ]
+        let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Runs `operation` `total` times with `concurrency` workers; a success is a 200 whose tickets are not errors.
+    static func drive(
+        total: Int,
+        concurrency: Int,
+        _ operation: @escaping @Sendable (Int) async throws -> HTTP2Response
+    ) async -> TransportBenchmark.Result {
+        let next = Ticket()
+        let clock = ContinuousClock()
+        let start = clock.now
+        var result = await withTaskGroup(of: TransportBenchmark.Result.self) { group in
+            for _ in 0..<min(concurrency, total) {
+                group.addTask {
+                    var mine = TransportBenchmark.Result()
+                    while true {
+                        let number = next.take()
+                        guard number < total else { break }
+                        let sent = clock.now
+                        await record(&mine) { try await operation(number) }
+                        mine.latenciesMs.append(TransportBenchmark.milliseconds(sent.duration(to: clock.now)))
+                    }
+                    return mine
+                }
+            }
+            return await collect(group)
+        }
+        result.seconds = TransportBenchmark.milliseconds(start.duration(to: clock.now)) / 1000
+        return result
+    }
+
+    /// Sends at a fixed rate (open loop), one task per request.
+    static func pace(rate: Int, seconds: Int, _ operation: @escaping @Sendable (Int) async throws -> HTTP2Response) async -> TransportBenchmark.Result {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let interval = Duration.seconds(1) / rate
+        var result = await withTaskGroup(of: TransportBenchmark.Result.self) { group in
+            for number in 0..<(rate * seconds) {
+                try? await Task.sleep(until: start + interval * number, clock: clock)
+                group.addTask {
+                    var mine = TransportBenchmark.Result()
+                    let sent = clock.now
+                    await record(&mine) { try await operation(number) }
+                    mine.latenciesMs.append(TransportBenchmark.milliseconds(sent.duration(to: clock.now)))
+                    return mine
+                }
+            }
+            return await collect(group)
+        }
+        result.seconds = Double(seconds)
+        return result
+    }
+
+    static func record(_ result: inout TransportBenchmark.Result, _ operation: () async throws -> HTTP2Response) async {
+        do {
+            let response = try await operation()
+            let body = String(decoding: response.body, as: UTF8.self)
+            if response.status == 200 && !body.contains(#""status":"error""#) {
+                result.succeeded += 1
+            } else {
+                result.failed += 1
+                result.errors["status \(response.status)", default: 0] += 1
+            }
+        } catch {
+            result.failed += 1
+            result.errors["\(error)", default: 0] += 1
+        }
+    }
+
+    static func collect(_ group: TaskGroup<TransportBenchmark.Result>) async -> TransportBenchmark.Result {
+        var group = group
+        var all = TransportBenchmark.Result()
+        for await part in group {
+            all.succeeded += part.succeeded
+            all.failed += part.failed
+            all.latenciesMs += part.latenciesMs
+            all.errors.merge(part.errors, uniquingKeysWith: +)
+        }
+        return all
+    }
+
+    static func waitUntilReady(_ pool: HTTP2Pool, url: String) async throws {
+        for _ in 0..<100 {
+            if let response = try? await pool.send(HTTP2Request(method: "GET", url: url + "/readyz", timeout: .seconds(1))),
+                response.status == 200
+            {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ValidationError("the relay did not become ready")
+    }
+
+    static func runTool(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("pushrelay \(arguments.joined(separator: " ")) failed") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A port nobody listens on now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ValidationError("socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw ValidationError("could not find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// User plus system CPU seconds of a process, from /proc.
+    static func cpuSeconds(pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command name: state is field 3; utime and stime are fields 14 and 15 (1-based in proc(5)).
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    static func peakResidentMegabytes(pid: Int32) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return (line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0) / 1024
+        }
+        return 0
+    }
+}
