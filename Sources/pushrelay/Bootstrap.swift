@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Metrics
 import Prometheus
+import RelayCore
+import RelayHTTP2
 import RelayServer
 
 /// Process-wide logging and metrics, bootstrapped once, here and nowhere else.
@@ -22,6 +24,17 @@ enum Bootstrap {
 
     static func metrics() {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+    }
+
+    /// Sets the upstream pool gauges from the pools' statistics, summed per provider (read at scrape time).
+    static func recordPoolGauges(_ pools: [(provider: Provider, statistics: HTTP2PoolStatistics)]) {
+        for provider in Provider.allCases {
+            let mine = pools.filter { $0.provider == provider }.map(\.statistics)
+            let dimensions = [("provider", provider.rawValue)]
+            Gauge(label: "relay_upstream_connections_open", dimensions: dimensions).record(mine.reduce(0) { $0 + $1.connectionsOpen })
+            Gauge(label: "relay_upstream_streams_in_flight", dimensions: dimensions).record(mine.reduce(0) { $0 + $1.streamsInFlight })
+            Gauge(label: "relay_upstream_requests_queued", dimensions: dimensions).record(mine.reduce(0) { $0 + $1.queued })
+        }
     }
 
     /// The Prometheus text exposition of every metric.

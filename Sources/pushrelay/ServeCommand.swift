@@ -40,7 +40,10 @@ struct ServeCommand: AsyncParsableCommand {
                 host: configuration.server.listen.host,
                 port: configuration.server.listen.port,
                 tls: tls,
-                metrics: { Bootstrap.exposition() },
+                metrics: {
+                    Bootstrap.recordPoolGauges(assembly.poolStatistics())
+                    return Bootstrap.exposition()
+                },
                 services: assembly.services,
                 logger: logger
             )

@@ -162,9 +162,12 @@ struct NativeAPITests {
     }
 
     @Test func requestOverTheRateIsRefusedWholeWithRetryAfter() async throws {
-        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 1, burst: 3, dailyQuota: 100, perDevicePerMinute: 30))
+        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 0.01, burst: 5, dailyQuota: 100, perDevicePerMinute: 30))
+        let two = Array(repeating: "\"\(TestRelay.expoToken)\"", count: 2).joined(separator: ",")
         let four = Array(repeating: "\"\(TestRelay.expoToken)\"", count: 4).joined(separator: ",")
         try await relay.application.test(.router) { client in
+            let first = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(two)],"body":"x"}]}"#)
+            #expect(first.status == .ok)
             let refused = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(four)],"body":"x"}]}"#)
             #expect(refused.status == .tooManyRequests)
             #expect(refused.object["errors"]?[0]?["code"] == .string("TOO_MANY_REQUESTS"))
@@ -173,7 +176,7 @@ struct NativeAPITests {
             let fits = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#)
             #expect(fits.status == .ok)
         }
-        #expect(relay.sentCount == 1, "the refused request sent nothing")
+        #expect(relay.sentCount == 3, "the refused request sent nothing")
     }
 
     @Test func runawayDeviceGetsMessageRateExceeded() async throws {
@@ -267,4 +270,31 @@ struct DisablingStore: PushStore {
     func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
     func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] { try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit) }
     func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws { try await base.recordExpoReceipt(ticketID: ticketID, outcome: outcome) }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct NativeAPIEdgeTests {
+    @Test func anIdAskedForTwiceIsAnsweredOnce() async throws {
+        let relay = try await TestRelay()
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#)
+            let id = try #require(response.json?["data"]?[0]?["id"]?.stringValue)
+            let native = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(id)","\#(id)"]}"#)
+            #expect(native.status == .ok)
+            #expect(native.json?["data"]?.objectValue?.count == 1)
+            let expo = try await client.post("/--/api/v2/push/getReceipts", key: relay.key, json: #"{"ids":["\#(id)","\#(id)"]}"#)
+            #expect(expo.status == .ok)
+        }
+    }
+
+    @Test func aRequestLargerThanTheBurstIsRefusedAsInvalid() async throws {
+        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 1, burst: 3, dailyQuota: 100, perDevicePerMinute: 30))
+        let four = Array(repeating: "\"\(TestRelay.expoToken)\"", count: 4).joined(separator: ",")
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(four)],"body":"x"}]}"#)
+            #expect(response.status == .badRequest)
+            #expect(response.object["errors"]?[0]?["message"]?.stringValue?.contains("burst of 3") == true)
+        }
+        #expect(relay.sentCount == 0)
+    }
 }

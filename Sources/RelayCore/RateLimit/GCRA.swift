@@ -7,6 +7,8 @@
 package struct GCRA: Sendable, Equatable {
     package let rate: Double
     package let burst: Int
+    /// Slack for floating-point error: UNIX seconds as a Double carry about 2.4e-7 s of rounding.
+    private static let tolerance = 1e-6
     private(set) var theoreticalArrival: Double = 0
 
     package init(rate: Double, burst: Int) {
@@ -37,10 +39,10 @@ package struct GCRA: Sendable, Equatable {
     package func check(_ cells: Int, now: Double) -> Decision {
         let next = max(theoreticalArrival, now) + Double(cells) * interval
         let ahead = next - now
-        if ahead <= capacity + 1e-9 {
-            return .allowed(remaining: max(0, Int(((capacity - ahead) / interval + 1e-9).rounded(.down))))
+        if ahead <= capacity + Self.tolerance {
+            return .allowed(remaining: max(0, Int(((capacity - ahead + Self.tolerance) / interval).rounded(.down))))
         }
-        if Double(cells) * interval > capacity + 1e-9 {
+        if Double(cells) * interval > capacity + Self.tolerance {
             // More than the whole burst at once can never fit.
             return .denied(retryAfter: .infinity)
         }

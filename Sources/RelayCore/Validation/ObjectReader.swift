@@ -15,7 +15,7 @@ struct ObjectReader {
     mutating func rejectUnknownKeys(_ known: Set<String>) {
         for key in object.keys.sorted() where !known.contains(key) {
             var message = "unknown field '\(key)'"
-            if let suggestion = Self.closest(to: key, in: known) {
+            if let suggestion = NameSuggestion.closest(to: key, among: known, maxDistance: 2) {
                 message += "; did you mean '\(suggestion)'?"
             }
             issues.append(ValidationIssue(path.appending(key), message))
@@ -79,31 +79,5 @@ struct ObjectReader {
 
     mutating func mismatch(_ key: String, expected: String, got value: JSONValue) {
         issues.append(ValidationIssue(path.appending(key), "must be \(expected), not \(value.typeName)"))
-    }
-
-    /// The known name within edit distance 2 of `key`, if exactly one is closest.
-    static func closest(to key: String, in known: Set<String>) -> String? {
-        let scored = known.map { ($0, editDistance(key.lowercased(), $0.lowercased())) }.filter { $0.1 <= 2 }
-        guard let best = scored.min(by: { ($0.1, $0.0) < ($1.1, $1.0) }) else { return nil }
-        return best.0
-    }
-
-    /// Levenshtein distance over Unicode scalars.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.unicodeScalars)
-        let b = Array(b.unicodeScalars)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            for j in 1...b.count {
-                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
-            }
-            swap(&previous, &current)
-        }
-        return previous[b.count]
     }
 }

@@ -38,7 +38,7 @@ struct ExpoAPI: Sendable {
         let found = try await relay.receipts(ids: ids, identity: identity)
         // Expo leaves out receipts that are not ready.
         let ready = found.filter { $0.status != .pending }
-        return jsonResponse(.object(["data": .object(Dictionary(uniqueKeysWithValues: ready.map { ($0.id, $0.expoJSON) }))]))
+        return jsonResponse(.object(["data": .object(Dictionary(ready.map { ($0.id, $0.expoJSON) }, uniquingKeysWith: { first, _ in first }))]))
     }
 
     /// An Expo request body (one message or an array) as validated pushes; `unwrapped` when it was one object.

@@ -34,7 +34,7 @@ struct NativeAPI: Sendable {
         let identity = try await relay.authenticator.authenticate(bearerKey(request))
         let ids = try Self.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         let found = try await relay.receipts(ids: ids, identity: identity)
-        return jsonResponse(.object(["data": .object(Dictionary(uniqueKeysWithValues: found.map { ($0.id, $0.nativeJSON) }))]))
+        return jsonResponse(.object(["data": .object(Dictionary(found.map { ($0.id, $0.nativeJSON) }, uniquingKeysWith: { first, _ in first }))]))
     }
 
     /// `{"ids": [...]}` with 1 to 1,000 strings.
@@ -49,9 +49,11 @@ struct NativeAPI: Sendable {
             throw fail("ids", "must hold 1 to \(maxReceiptIDs) ids, not \(elements.count)")
         }
         var ids: [String] = []
+        var seen: Set<String> = []
         for (index, element) in elements.enumerated() {
             guard let id = element.stringValue else { throw fail("ids[\(index)]", "must be a string") }
-            ids.append(id)
+            // An id asked for twice is answered once.
+            if seen.insert(id).inserted { ids.append(id) }
         }
         return ids
     }

@@ -29,8 +29,10 @@ func readJSONBody(_ request: Request, limit: Int) async throws(RelayHTTPError) -
         }
         do {
             buffer = try buffer.decompress(with: encoding == "gzip" ? .gzip() : .deflate(), maxSize: limit)
+        } catch let error as CompressNIOError where error == .bufferOverflow {
+            throw .payloadTooLarge(limit: limit)
         } catch {
-            throw RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: "The \(encoding) body could not be inflated within \(limit) bytes.")
+            throw RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: "The \(encoding) body could not be inflated.")
         }
     }
     guard let json = JSONValue.decode(buffer.readableBytesView) else {

@@ -80,6 +80,17 @@ package final class Relay: Sendable {
         guard queue.isAccepting else { throw .shuttingDown }
         let date = now()
         let tenant = identity.tenant
+        guard pushes.count <= tenant.limits.burst else {
+            // More than the whole burst can never fit, however long the caller waits.
+            throw RelayHTTPError(
+                validation: ValidationFailure(issues: [
+                    ValidationIssue(
+                        path: "",
+                        message: "the request carries \(pushes.count) notifications, more than this tenant's burst of \(tenant.limits.burst); split it"
+                    )
+                ])
+            )
+        }
         let status: TenantRateLimiter.Status
         switch limiters.admit(tenantID: tenant.id, limits: tenant.limits, count: pushes.count, now: date) {
         case .admitted(let admitted):
@@ -147,7 +158,22 @@ package final class Relay: Sendable {
         guard !items.isEmpty else { return PushResult(tickets: tickets, rateLimit: status) }
 
         let job = DeliveryJob(items: items, senders: senders, store: store, logger: requestLogger)
-        try queue.submit(job)
+        do {
+            try queue.submit(job)
+        } catch {
+            // Shutdown began after the receipts were stored: they must not stay pending for ever.
+            let refusal = items.map {
+                ReceiptUpdate(
+                    id: $0.receiptID,
+                    status: .error,
+                    errorCode: "ProviderUnavailable",
+                    message: "The relay was shutting down; nothing was sent. Try again.",
+                    updatedAt: date
+                )
+            }
+            try? await store.updateReceipts(refusal)
+            throw error
+        }
         let reports = await job.reports(until: .now + settings.waitDeadline)
         for item in items {
             guard let report = reports[item.index] else { continue }
