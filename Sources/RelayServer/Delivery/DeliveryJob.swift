@@ -26,13 +26,16 @@ final class DeliveryJob: Sendable {
     }
 
     let items: [Item]
+    /// The tenant's name, a bounded metric dimension (operators create tenants).
+    let tenantName: String
     private let state = Mutex(State())
     private let senders: [Provider: any PushSender]
     private let store: any PushStore
     private let logger: Logger
 
-    init(items: [Item], senders: [Provider: any PushSender], store: any PushStore, logger: Logger) {
+    init(items: [Item], tenantName: String, senders: [Provider: any PushSender], store: any PushStore, logger: Logger) {
         self.items = items
+        self.tenantName = tenantName
         self.senders = senders
         self.store = store
         self.logger = logger
@@ -82,7 +85,10 @@ final class DeliveryJob: Sendable {
         state.withLock { $0.reports[item.index] = report }
         Counter(
             label: "relay_pushes_total",
-            dimensions: [("provider", item.push.provider.rawValue), ("outcome", report.outcome.shortDescription)]
+            dimensions: [
+                ("tenant", tenantName), ("provider", item.push.provider.rawValue),
+                ("outcome", report.outcome.shortDescription),
+            ]
         ).increment()
         Timer(label: "relay_upstream_duration_seconds", dimensions: [("provider", item.push.provider.rawValue)])
             .recordNanoseconds(Int64(report.latency.components.seconds) * 1_000_000_000 + report.latency.components.attoseconds / 1_000_000_000)

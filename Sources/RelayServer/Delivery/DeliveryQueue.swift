@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -10,6 +11,8 @@ package final class DeliveryQueue: Service, Sendable {
     private let stream: AsyncStream<DeliveryJob>
     private let continuation: AsyncStream<DeliveryJob>.Continuation
     private let accepting = Mutex(true)
+    /// Notifications accepted whose upstream outcome is not known yet.
+    private let pending = Meter(label: "relay_receipts_pending")
     private let activity = Mutex<(running: Int, idleWaiters: [CheckedContinuation<Void, Never>])>((0, []))
 
     package init() {
@@ -23,6 +26,7 @@ package final class DeliveryQueue: Service, Sendable {
         let accepted = accepting.withLock { accepting in
             guard accepting else { return false }
             activity.withLock { $0.running += 1 }
+            pending.increment(by: Double(job.items.count))
             if case .enqueued = continuation.yield(job) { return true }
             activity.withLock { $0.running -= 1 }
             return false
@@ -66,6 +70,7 @@ package final class DeliveryQueue: Service, Sendable {
                 for await job in stream {
                     group.addTask {
                         await job.run()
+                        self.pending.decrement(by: Double(job.items.count))
                         self.jobFinished()
                     }
                 }

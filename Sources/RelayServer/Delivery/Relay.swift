@@ -140,7 +140,10 @@ package final class Relay: Sendable {
                         state: .error(code: refusal.rawValue, message: refusal.message, removeToken: false, retryAfter: retryAfter)
                     )
                 )
-                Counter(label: "relay_pushes_total", dimensions: [("provider", push.provider.rawValue), ("outcome", "refused")]).increment()
+                Counter(
+                    label: "relay_pushes_total",
+                    dimensions: [("tenant", tenant.name), ("provider", push.provider.rawValue), ("outcome", "refused")]
+                ).increment()
             } else {
                 tickets.append(Ticket(id: receiptID, provider: push.provider, state: .pending))
                 items.append(DeliveryJob.Item(index: index, push: push, receiptID: receiptID))
@@ -157,7 +160,7 @@ package final class Relay: Sendable {
         }
         guard !items.isEmpty else { return PushResult(tickets: tickets, rateLimit: status) }
 
-        let job = DeliveryJob(items: items, senders: senders, store: store, logger: requestLogger)
+        let job = DeliveryJob(items: items, tenantName: tenant.name, senders: senders, store: store, logger: requestLogger)
         do {
             try queue.submit(job)
         } catch {
