@@ -20,7 +20,7 @@ FROM ${SWIFT_IMAGE} AS build
 
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
-    && apt-get install -y --no-install-recommends libcurl4-openssl-dev libnghttp2-dev libssl-dev \
+    && apt-get install -y --no-install-recommends libcurl4-openssl-dev libnghttp2-dev libssl-dev libsqlite3-dev zlib1g-dev \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -40,11 +40,12 @@ RUN swift build -c release --product pushrelay --static-swift-stdlib \
 # ---- Run stage --------------------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 
-# libcurl4 (and libnghttp2-14) is the HTTP/2 client; ca-certificates verifies APNs, FCM and Expo;
+# libcurl4 (and libnghttp2-14) is the HTTP/2 client, libsqlite3-0 the store, zlib1g inflates gzipped bodies;
+# ca-certificates verifies APNs, FCM and Expo;
 # curl is for the HEALTHCHECK only.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
-    && apt-get install -y --no-install-recommends libcurl4 libnghttp2-14 ca-certificates curl \
+    && apt-get install -y --no-install-recommends libcurl4 libnghttp2-14 libsqlite3-0 zlib1g ca-certificates curl \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 

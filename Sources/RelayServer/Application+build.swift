@@ -17,7 +17,7 @@ package struct RelayApplicationParts: Sendable {
     package var tls: (certificateChain: String, privateKey: String)?
     /// Renders the Prometheus exposition for `GET /metrics`.
     package var metrics: (@Sendable () async -> String)?
-    /// Services that run with the application (Expo receipt poller, maintenance, the upstream client's shutdown).
+    /// Services that run with the application, in start order (upstream clients first, so that they close last).
     package var services: [any Service]
     package var logger: Logger
     /// Called once the listener is bound, with its port (useful with port 0).
@@ -62,8 +62,9 @@ package struct RelayResponderBuilder: HTTPResponderBuilder {
     }
 }
 
-/// Builds the whole application: router, listener (TLS and HTTP/2 when configured) and services. The delivery queue
-/// is the application's first service, so on SIGTERM the server stops accepting first and the queue then drains.
+/// Builds the whole application: router, listener (TLS and HTTP/2 when configured) and services. On SIGTERM the
+/// listener stops accepting and finishes its requests, then the delivery queue drains, then the caller's services stop
+/// in reverse order.
 package func buildApplication(_ parts: RelayApplicationParts) throws -> some ApplicationProtocol {
     let server: HTTPServerBuilder
     if let tls = parts.tls {
@@ -84,7 +85,9 @@ package func buildApplication(_ parts: RelayApplicationParts) throws -> some App
         router: buildRouter(parts),
         server: server,
         configuration: .init(address: .hostname(parts.host, port: parts.port), serverName: nil),
-        services: [parts.relay.queue] + parts.services,
+        // Start order; shutdown runs in reverse after the listener stops: the delivery queue drains first, then the
+        // other services, and the upstream clients (listed first by the caller) close last.
+        services: parts.services + [parts.relay.queue],
         onServerRunning: { channel in await parts.onServerRunning(channel.localAddress?.port) },
         logger: parts.logger
     )

@@ -117,10 +117,11 @@ struct RelayAssembly {
             environment: environment,
             logger: logger
         )
+        // Start order; they stop in reverse, after the delivery queue has drained: the clients close last.
         let services: [any Service] = [
-            ExpoReceiptService(poller: poller),
-            MaintenanceService(relay: relay, logger: logger),
             ClientShutdownService(clients: Array(clients.values)),
+            MaintenanceService(relay: relay, logger: logger),
+            ExpoReceiptService(poller: poller),
         ]
         return RelayAssembly(relay: relay, clients: clients, services: services, expoReceipts: poller)
     }
@@ -132,7 +133,9 @@ struct RelayAssembly {
 }
 
 /// Closes the upstream connections after everything else has stopped (services shut down in reverse order).
-struct ClientShutdownService: Service {
+struct ClientShutdownService: Service, CustomStringConvertible {
+    var description: String { "ClientShutdownService" }
+
     let clients: [HTTP2Client]
 
     func run() async throws {

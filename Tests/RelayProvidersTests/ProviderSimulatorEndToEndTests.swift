@@ -24,12 +24,15 @@ struct ProviderSimulatorEndToEndTests {
         let fcmTokens: FCMAccessTokenProvider
         let settings: PayloadSettings
 
-        init(configure: (inout ProviderSimulator.Configuration) -> Void = { _ in }) async throws {
+        init(
+            requestTimeout: Duration = .seconds(20),
+            configure: (inout ProviderSimulator.Configuration) -> Void = { _ in }
+        ) async throws {
             credentials = try SimulatorCredentials()
             var configuration = credentials.simulatorConfiguration()
             configure(&configuration)
             simulator = try await ProviderSimulator.start(configuration: configuration)
-            client = HTTP2Client(configuration: .init(maxConnections: 2, caFile: simulator.caFilePath))
+            client = HTTP2Client(configuration: .init(maxConnections: 2, requestTimeout: requestTimeout, caFile: simulator.caFilePath))
             settings = PayloadSettings(apnsTopic: credentials.apnsBundleID, apnsDefaultEnvironment: .sandbox, fcmProjectId: credentials.fcmProjectID)
             let environment = SenderEnvironment.test(clock: clock, sleeper: sleeper, unit: 0.5)
             let clock = self.clock
@@ -149,6 +152,17 @@ struct ProviderSimulatorEndToEndTests {
         if provider != .expo {
             #expect(reports[2].outcome.errorCode == "InvalidToken")
         }
+        try await harness.close()
+    }
+
+    @Test func aSlowUpstreamTimesOutIntoUnavailableAfterItsAttempts() async throws {
+        let harness = try await Harness(requestTimeout: .milliseconds(300)) { $0.slowLatency = .seconds(5) }
+        let report = await harness.apns.send(try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0555")], provider: .apns)[0])
+        #expect(report.outcome == .unavailable(reason: "transport: timeout", retryAfter: nil))
+        #expect(report.attempts == 3)
+        // The fast token beside it is unaffected.
+        let fast = await harness.apns.send(try pushes(Self.plain, tokens: [ProviderTestTokens.apns()], provider: .apns)[0])
+        #expect(fast.outcome.shortDescription == "delivered")
         try await harness.close()
     }
 

@@ -1,10 +1,13 @@
 import Foundation
 import Hummingbird
+import HummingbirdTesting
 import Logging
 import RelayCore
 import RelayHTTP2
 import RelaySimulator
+import RelayStore
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 @testable import RelayServer
@@ -80,5 +83,43 @@ struct LiveHTTP2Tests {
             #expect(response.status == 200)
             #expect(JSONValue.decode(response.body)?.objectValue?["data"]?[0]?["status"] == .string("ok"))
         }
+    }
+}
+
+/// Records when it is asked to stop, and whether the relay's accepted work had finished by then.
+final class StopRecorder: Service, Sendable {
+    let relay: TestRelay
+    let stoppedAfterDrain = Mutex<Bool?>(nil)
+
+    init(relay: TestRelay) {
+        self.relay = relay
+    }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        // The delivery queue stops first: by now every accepted push has its outcome in the store.
+        let sent = relay.senders[.apns]?.sentPushes.count ?? 0
+        stoppedAfterDrain.withLock { $0 = sent > 0 && !relay.relay.queue.isAccepting }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct ShutdownOrderTests {
+    @Test func servicesStopAfterTheDeliveryQueueHasDrained() async throws {
+        let gate = Gate()
+        let relay = try await TestRelay(gate: gate, waitDeadline: .milliseconds(10))
+        let recorder = StopRecorder(relay: relay)
+        let app = try buildApplication(RelayApplicationParts(relay: relay.relay, port: 0, services: [recorder], logger: relay.logs.logger))
+        let id = try await app.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
+            #expect(response.json?["data"]?[0]?["status"] == .string("pending"))
+            gate.open()
+            return response.json?["data"]?[0]?["id"]?.stringValue ?? ""
+        }
+        // The test framework shut the services down; the recorder stopped only after the queue had drained, and the
+        // accepted push has its final outcome.
+        #expect(recorder.stoppedAfterDrain.withLock { $0 } == true)
+        let receipts = try await relay.store.receipts(ids: [id], tenantID: relay.tenant.id)
+        #expect(receipts.first?.status == .ok)
     }
 }

@@ -3,8 +3,8 @@ package import Logging
 package import RelayCore
 package import RelayHTTP2
 
-/// Where PushRelay sends to Expo, and with which access token.
-package struct ExpoSenderConfiguration: Sendable {
+/// Where PushRelay sends to Expo, and with which access token (never printed: see ``description``).
+package struct ExpoSenderConfiguration: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     package var payload: PayloadSettings
     package var endpoint: String
     /// Sent as `Authorization: Bearer` when the Expo project has enhanced push security.
@@ -21,6 +21,12 @@ package struct ExpoSenderConfiguration: Sendable {
         self.endpoint = endpoint
         self.accessToken = accessToken
     }
+
+    package var description: String {
+        "ExpoSenderConfiguration(endpoint: \(endpoint), accessToken: \(accessToken == nil ? "none" : "<redacted>"))"
+    }
+
+    package var debugDescription: String { description }
 
     var headers: [HTTPHeader] {
         var headers = [HTTPHeader("content-type", "application/json"), HTTPHeader("accept", "application/json")]

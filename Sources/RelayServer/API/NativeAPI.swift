@@ -64,7 +64,7 @@ extension Receipt {
     var nativeJSON: JSONValue {
         var fields: [String: JSONValue] = [
             "status": .string(status.rawValue), "provider": .string(provider.rawValue),
-            "critical": .bool(isCritical), "updatedAt": .string(ISO8601DateFormatter().string(from: updatedAt)),
+            "critical": .bool(isCritical), "updatedAt": .string(updatedAt.formatted(.iso8601)),
         ]
         if let providerMessageID { fields["providerMessageId"] = .string(providerMessageID) }
         if status == .error {

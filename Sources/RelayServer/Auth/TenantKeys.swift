@@ -15,7 +15,7 @@ package enum TenantKeys {
 
     /// Makes a new key.
     package static func issue() -> Issued {
-        let id = randomBytes(8).map { String(format: "%02x", $0) }.joined()
+        let id = hex(randomBytes(8))
         let secret = base64URL(randomBytes(32))
         return Issued(id: id, key: "\(prefix)\(id)_\(secret)", secretHash: hash(secret: secret))
     }
@@ -74,6 +74,18 @@ package struct TokenFingerprinter: Sendable {
     package func fingerprint(_ token: String, provider: String) -> String {
         let normalized = provider == "apns" ? token.lowercased() : token
         let mac = HMAC<SHA256>.authenticationCode(for: Data(normalized.utf8), using: key)
-        return mac.prefix(16).map { String(format: "%02x", $0) }.joined()
+        return hex(mac.prefix(16))
     }
+}
+
+/// Lowercase hexadecimal, without Foundation's format strings (slow on Linux, and this runs per notification).
+func hex(_ bytes: some Sequence<UInt8>) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var characters: [UInt8] = []
+    characters.reserveCapacity(32)
+    for byte in bytes {
+        characters.append(digits[Int(byte >> 4)])
+        characters.append(digits[Int(byte & 0x0f)])
+    }
+    return String(decoding: characters, as: UTF8.self)
 }

@@ -7,7 +7,9 @@ import Synchronization
 ///
 /// On graceful shutdown it stops taking jobs (new pushes get 503 SHUTTING_DOWN) and returns once every accepted
 /// job has finished, so no accepted push is dropped.
-package final class DeliveryQueue: Service, Sendable {
+package final class DeliveryQueue: Service, Sendable, CustomStringConvertible {
+    package var description: String { "DeliveryQueue" }
+
     private let stream: AsyncStream<DeliveryJob>
     private let continuation: AsyncStream<DeliveryJob>.Continuation
     private let accepting = Mutex(true)

@@ -11,21 +11,20 @@ package final class RateLimiterRegistry: Sendable {
     /// Admits `count` notifications for the tenant or refuses them all.
     package func admit(tenantID: String, limits: RateLimits, count: Int, now: Date) -> TenantRateLimiter.Decision {
         limiters.withLock { limiters in
-            var limiter = limiters[tenantID] ?? TenantRateLimiter(limits: limits)
-            limiter.update(limits)
-            let decision = limiter.admit(count, now: now.timeIntervalSince1970)
-            limiters[tenantID] = limiter
-            return decision
+            // Mutated in place through the dictionary: a copy out and back would copy the per-device table each time.
+            limiters[tenantID, default: TenantRateLimiter(limits: limits)].update(limits)
+            return limiters[tenantID, default: TenantRateLimiter(limits: limits)].admit(count, now: now.timeIntervalSince1970)
         }
     }
 
     /// Takes one notification from a device's per-minute allowance.
     package func admitDevice(tenantID: String, fingerprint: String, now: Date) -> Bool {
         limiters.withLock { limiters in
-            guard var limiter = limiters[tenantID] else { return true }
-            let admitted = limiter.admitDevice(fingerprint, now: now.timeIntervalSince1970)
-            limiters[tenantID] = limiter
-            return admitted
+            guard limiters[tenantID] != nil else { return true }
+            return limiters[tenantID, default: TenantRateLimiter(limits: .init())].admitDevice(
+                fingerprint,
+                now: now.timeIntervalSince1970
+            )
         }
     }
 }

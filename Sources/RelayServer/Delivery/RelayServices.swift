@@ -5,7 +5,9 @@ package import RelayProviders
 package import ServiceLifecycle
 
 /// Periodic upkeep: records which keys were used and prunes expired receipts.
-package struct MaintenanceService: Service {
+package struct MaintenanceService: Service, CustomStringConvertible {
+    package var description: String { "MaintenanceService" }
+
     let relay: Relay
     let interval: Duration
     let logger: Logger
@@ -36,7 +38,9 @@ package struct MaintenanceService: Service {
 }
 
 /// Runs the Expo receipt poller for the relay's lifetime.
-package struct ExpoReceiptService: Service {
+package struct ExpoReceiptService: Service, CustomStringConvertible {
+    package var description: String { "ExpoReceiptService" }
+
     let poller: ExpoReceiptPoller
 
     package init(poller: ExpoReceiptPoller) {
