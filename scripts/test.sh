@@ -18,4 +18,6 @@ echo "test: building the package and its tests (swift build --build-tests)"
 swift build --build-tests
 
 echo "test: running the tests (swift test $*)"
-swift test "$@"
+# The output is kept in .build/test-output.log too, so that CI can close with a one-line summary.
+mkdir -p .build
+swift test "$@" 2>&1 | tee .build/test-output.log
