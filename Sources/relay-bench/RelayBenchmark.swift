@@ -160,10 +160,16 @@ struct RelayBenchmark: AsyncParsableCommand {
         print(String(decoding: data, as: UTF8.self))
     }
 
-    /// Runs `operation` `total` times with `concurrency` workers; a success is a 200 whose tickets are not errors.
+    /// A relay answer counts as a success when it is a 200 whose tickets are not errors.
+    static let relaySuccess: @Sendable (HTTP2Response) -> Bool = { response in
+        response.status == 200 && !String(decoding: response.body, as: UTF8.self).contains(#""status":"error""#)
+    }
+
+    /// Runs `operation` `total` times with `concurrency` workers (closed loop), counting answers `accept` takes.
     static func drive(
         total: Int,
         concurrency: Int,
+        accept: @escaping @Sendable (HTTP2Response) -> Bool = relaySuccess,
         _ operation: @escaping @Sendable (Int) async throws -> HTTP2Response
     ) async -> TransportBenchmark.Result {
         let next = Ticket()
@@ -177,7 +183,7 @@ struct RelayBenchmark: AsyncParsableCommand {
                         let number = next.take()
                         guard number < total else { break }
                         let sent = clock.now
-                        await record(&mine) { try await operation(number) }
+                        await record(&mine, accept: accept) { try await operation(number) }
                         mine.latenciesMs.append(TransportBenchmark.milliseconds(sent.duration(to: clock.now)))
                     }
                     return mine
@@ -200,7 +206,7 @@ struct RelayBenchmark: AsyncParsableCommand {
                 group.addTask {
                     var mine = TransportBenchmark.Result()
                     let sent = clock.now
-                    await record(&mine) { try await operation(number) }
+                    await record(&mine, accept: relaySuccess) { try await operation(number) }
                     mine.latenciesMs.append(TransportBenchmark.milliseconds(sent.duration(to: clock.now)))
                     return mine
                 }
@@ -211,11 +217,14 @@ struct RelayBenchmark: AsyncParsableCommand {
         return result
     }
 
-    static func record(_ result: inout TransportBenchmark.Result, _ operation: () async throws -> HTTP2Response) async {
+    static func record(
+        _ result: inout TransportBenchmark.Result,
+        accept: (HTTP2Response) -> Bool,
+        _ operation: () async throws -> HTTP2Response
+    ) async {
         do {
             let response = try await operation()
-            let body = String(decoding: response.body, as: UTF8.self)
-            if response.status == 200 && !body.contains(#""status":"error""#) {
+            if accept(response) {
                 result.succeeded += 1
             } else {
                 result.failed += 1

@@ -121,48 +121,11 @@ struct TransportBenchmark: AsyncParsableCommand {
         }
     }
 
-    /// Runs `concurrency` workers that take request numbers until `total` are sent.
+    /// Sends `request` `total` times with `concurrency` workers; a success is any 2xx answer.
     static func drive(pool: HTTP2Pool, request: HTTP2Request, total: Int, concurrency: Int) async -> Result {
-        let next = Ticket()
-        let clock = ContinuousClock()
-        let start = clock.now
-        var result = await withTaskGroup(of: Result.self) { group in
-            for _ in 0..<min(concurrency, total) {
-                group.addTask {
-                    var mine = Result()
-                    while next.take() < total {
-                        let sent = clock.now
-                        do {
-                            let response = try await pool.send(request)
-                            if (200..<300).contains(response.status) {
-                                mine.succeeded += 1
-                            } else {
-                                mine.failed += 1
-                                mine.errors["status \(response.status)", default: 0] += 1
-                            }
-                        } catch let error as HTTP2Error {
-                            mine.failed += 1
-                            mine.errors["\(error.kind.rawValue) \(error.curlCode ?? 0) \(error.detail)", default: 0] += 1
-                        } catch {
-                            mine.failed += 1
-                            mine.errors["\(type(of: error))", default: 0] += 1
-                        }
-                        mine.latenciesMs.append(milliseconds(sent.duration(to: clock.now)))
-                    }
-                    return mine
-                }
-            }
-            var all = Result()
-            for await part in group {
-                all.succeeded += part.succeeded
-                all.failed += part.failed
-                all.latenciesMs += part.latenciesMs
-                all.errors.merge(part.errors, uniquingKeysWith: +)
-            }
-            return all
+        await RelayBenchmark.drive(total: total, concurrency: concurrency, accept: { (200..<300).contains($0.status) }) { _ in
+            try await pool.send(request)
         }
-        result.seconds = milliseconds(start.duration(to: clock.now)) / 1000
-        return result
     }
 
     static func milliseconds(_ duration: Duration) -> Double {
