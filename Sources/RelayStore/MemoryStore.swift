@@ -37,6 +37,24 @@ package final class MemoryStore: PushStore {
         state.withLock { $0.tenants.values.sorted { ($0.createdAt, $0.name) < ($1.createdAt, $1.name) } }
     }
 
+    package func updateTenant(_ tenant: Tenant) async throws {
+        try state.withLock { state in
+            guard state.tenants[tenant.id] != nil else { throw StoreError.notFound("tenant \(tenant.id)") }
+            guard !state.tenants.values.contains(where: { $0.name == tenant.name && $0.id != tenant.id }) else {
+                throw StoreError.duplicate("tenant \(tenant.name)")
+            }
+            state.tenants[tenant.id] = tenant
+        }
+    }
+
+    package func updateKey(_ key: TenantKeyRecord) async throws {
+        try state.withLock { state in
+            guard state.keys[key.id] != nil else { throw StoreError.notFound("key \(key.id)") }
+            state.keys[key.id]?.expiresAt = key.expiresAt
+            state.keys[key.id]?.revokedAt = key.revokedAt
+        }
+    }
+
     package func createKey(_ key: TenantKeyRecord) async throws {
         try state.withLock { state in
             guard state.tenants[key.tenantID] != nil else { throw StoreError.notFound("tenant \(key.tenantID)") }

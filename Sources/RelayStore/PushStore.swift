@@ -19,12 +19,21 @@ package protocol PushStore: ExpoReceiptStore {
     func tenant(id: String) async throws -> Tenant?
     func tenant(named name: String) async throws -> Tenant?
     func tenants() async throws -> [Tenant]
+    /// Replaces a tenant's name, limits, policy and state (by id).
+    ///
+    /// - Throws: ``StoreError/notFound(_:)`` for an unknown id; ``StoreError/duplicate(_:)`` when the new name is
+    ///   another tenant's.
+    func updateTenant(_ tenant: Tenant) async throws
 
     // MARK: Keys
     /// - Throws: ``StoreError/notFound(_:)`` when the tenant does not exist.
     func createKey(_ key: TenantKeyRecord) async throws
     func key(id: String) async throws -> TenantKeyRecord?
     func keys(tenantID: String) async throws -> [TenantKeyRecord]
+    /// Replaces a key's expiry and revocation (by id; the tenant, hash and dates of use do not change).
+    ///
+    /// - Throws: ``StoreError/notFound(_:)`` for an unknown id.
+    func updateKey(_ key: TenantKeyRecord) async throws
     /// Records that keys were used (batched by the caller; only ever moves `lastUsedAt` forward).
     func markKeysUsed(_ ids: Set<String>, at: Date) async throws
 

@@ -180,6 +180,38 @@ package final class SQLiteStore: PushStore {
 
     private static let keyColumns = "id, tenant_id, secret_hash, created_at, last_used_at, expires_at, revoked_at"
 
+    package func updateTenant(_ tenant: Tenant) async throws {
+        try await writer.write { db in
+            let nameTaken = try Bool.fetchOne(
+                db,
+                sql: "SELECT EXISTS (SELECT 1 FROM tenants WHERE name = ? AND id <> ?)",
+                arguments: [tenant.name, tenant.id]
+            )
+            if nameTaken == true { throw StoreError.duplicate("tenant \(tenant.name)") }
+            try db.execute(
+                sql: """
+                    UPDATE tenants SET name = ?, rate_per_second = ?, burst = ?, daily_quota = ?,
+                    per_device_per_minute = ?, allow_critical_alerts = ?, disabled = ? WHERE id = ?
+                    """,
+                arguments: [
+                    tenant.name, tenant.limits.ratePerSecond, tenant.limits.burst, tenant.limits.dailyQuota,
+                    tenant.limits.perDevicePerMinute, tenant.allowCriticalAlerts, tenant.disabled, tenant.id,
+                ]
+            )
+            guard db.changesCount > 0 else { throw StoreError.notFound("tenant \(tenant.id)") }
+        }
+    }
+
+    package func updateKey(_ key: TenantKeyRecord) async throws {
+        try await writer.write { db in
+            try db.execute(
+                sql: "UPDATE tenant_keys SET expires_at = ?, revoked_at = ? WHERE id = ?",
+                arguments: [key.expiresAt?.unixSeconds, key.revokedAt?.unixSeconds, key.id]
+            )
+            guard db.changesCount > 0 else { throw StoreError.notFound("key \(key.id)") }
+        }
+    }
+
     package func createKey(_ key: TenantKeyRecord) async throws {
         try await writer.write { db in
             let tenantExists = try Bool.fetchOne(

@@ -8,8 +8,8 @@ import RelayStore
 struct TenantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tenant",
-        abstract: "Create and list tenants.",
-        subcommands: [Create.self, List.self]
+        abstract: "Create, list, show, update, disable and enable tenants.",
+        subcommands: [Create.self, List.self, Show.self, Update.self, Disable.self, Enable.self]
     )
 
     struct Create: AsyncParsableCommand {
@@ -76,12 +76,134 @@ struct TenantCommand: AsyncParsableCommand {
     }
 }
 
+extension TenantCommand {
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a tenant and its keys (ids only).")
+        @Argument(help: "The tenant's name.") var name: String
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            let (_, store) = try await openStore(options)
+            let tenant = try await requireTenant(name, in: store)
+            let keys = try await store.keys(tenantID: tenant.id)
+            if options.json {
+                var json = tenant.json.objectValue ?? [:]
+                json["keys"] = .array(keys.map(\.json))
+                printJSON(.object(json))
+                return
+            }
+            print("Tenant \(tenant.name) (id \(tenant.id)), \(tenant.disabled ? "disabled" : "active")")
+            print("  limits: \(tenant.limits.ratePerSecond)/s, burst \(tenant.limits.burst), \(tenant.limits.dailyQuota)/day, \(tenant.limits.perDevicePerMinute)/device/min")
+            print("  critical alerts: \(tenant.allowCriticalAlerts ? "allowed" : "not allowed")")
+            printKeys(keys)
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change a tenant's limits or critical-alert policy.")
+        @Argument(help: "The tenant's name.") var name: String
+        @Option(help: "Notifications per second.") var rate: Double?
+        @Option(help: "Notifications that may arrive at once.") var burst: Int?
+        @Option(name: .customLong("daily-quota"), help: "Notifications per UTC day.") var dailyQuota: Int?
+        @Option(name: .customLong("per-device-per-minute"), help: "Notifications per device token per minute.")
+        var perDevicePerMinute: Int?
+        @Option(name: .customLong("allow-critical-alerts"), help: "true or false.") var allowCriticalAlerts: Bool?
+        @Option(name: .customLong("rename"), help: "A new unique name.") var newName: String?
+        @OptionGroup var options: StoreOptions
+
+        func validate() throws {
+            if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
+            if let burst, burst < 1 { throw ValidationError("--burst must be at least 1") }
+            if let dailyQuota, dailyQuota < 1 { throw ValidationError("--daily-quota must be at least 1") }
+            if let perDevicePerMinute, perDevicePerMinute < 1 { throw ValidationError("--per-device-per-minute must be at least 1") }
+        }
+
+        func run() async throws {
+            let (_, store) = try await openStore(options)
+            var tenant = try await requireTenant(name, in: store)
+            if let rate { tenant.limits.ratePerSecond = rate }
+            if let burst { tenant.limits.burst = burst }
+            if let dailyQuota { tenant.limits.dailyQuota = dailyQuota }
+            if let perDevicePerMinute { tenant.limits.perDevicePerMinute = perDevicePerMinute }
+            if let allowCriticalAlerts { tenant.allowCriticalAlerts = allowCriticalAlerts }
+            if let newName { tenant.name = newName }
+            try await save(tenant, in: store)
+            options.json ? printJSON(tenant.json) : print("Updated tenant \(tenant.name); running relays apply it within 5 s.")
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable a tenant: its keys get 403 TENANT_DISABLED.")
+        @Argument(help: "The tenant's name.") var name: String
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws { try await setDisabled(true, name: name, options: options) }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled tenant again.")
+        @Argument(help: "The tenant's name.") var name: String
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws { try await setDisabled(false, name: name, options: options) }
+    }
+}
+
+func setDisabled(_ disabled: Bool, name: String, options: StoreOptions) async throws {
+    let (_, store) = try await openStore(options)
+    var tenant = try await requireTenant(name, in: store)
+    tenant.disabled = disabled
+    try await save(tenant, in: store)
+    if options.json {
+        printJSON(tenant.json)
+    } else {
+        print("Tenant \(tenant.name) is \(disabled ? "disabled" : "enabled"); running relays apply it within 5 s.")
+    }
+}
+
+func requireTenant(_ name: String, in store: any PushStore) async throws -> Tenant {
+    guard let tenant = try await store.tenant(named: name) else { throw CLIError("no tenant named '\(name)'") }
+    return tenant
+}
+
+func save(_ tenant: Tenant, in store: any PushStore) async throws {
+    do {
+        try await store.updateTenant(tenant)
+    } catch StoreError.duplicate {
+        throw CLIError("a tenant named '\(tenant.name)' already exists")
+    }
+}
+
+func printKeys(_ keys: [TenantKeyRecord]) {
+    let now = Date()
+    print("  keys:")
+    if keys.isEmpty { print("    none") }
+    for key in keys {
+        let state = key.revokedAt != nil ? "revoked" : key.isActive(at: now) ? "active" : "expired"
+        let used = key.lastUsedAt.map { "last used \($0.formatted(.iso8601))" } ?? "never used"
+        print("    \(key.id)  \(state)  created \(key.createdAt.formatted(.iso8601))  \(used)")
+    }
+}
+
+extension TenantKeyRecord {
+    var json: JSONValue {
+        var fields: [String: JSONValue] = [
+            "id": .string(id), "createdAt": .string(createdAt.formatted(.iso8601)),
+            "active": .bool(isActive(at: Date())),
+        ]
+        if let lastUsedAt { fields["lastUsedAt"] = .string(lastUsedAt.formatted(.iso8601)) }
+        if let expiresAt { fields["expiresAt"] = .string(expiresAt.formatted(.iso8601)) }
+        if let revokedAt { fields["revokedAt"] = .string(revokedAt.formatted(.iso8601)) }
+        return .object(fields)
+    }
+}
+
 /// `pushrelay key …`: tenant keys.
 struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
-        abstract: "Issue tenant keys.",
-        subcommands: [Issue.self]
+        abstract: "Issue, list and revoke tenant keys.",
+        subcommands: [Issue.self, List.self, Revoke.self]
     )
 
     struct Issue: AsyncParsableCommand {
@@ -104,6 +226,37 @@ struct KeyCommand: AsyncParsableCommand {
                 print(issued.key)
                 print("This is the only time the key is shown; the relay keeps only its hash.")
             }
+        }
+    }
+}
+
+extension KeyCommand {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a tenant's keys (ids and dates, never secrets).")
+        @Option(help: "The tenant's name.") var tenant: String
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            let (_, store) = try await openStore(options)
+            let owner = try await requireTenant(tenant, in: store)
+            let keys = try await store.keys(tenantID: owner.id)
+            options.json ? printJSON(.array(keys.map(\.json))) : printKeys(keys)
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a key by its id; running relays refuse it within 5 s.")
+        @Argument(help: "The key's id (the part after prk_).") var id: String
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            let (_, store) = try await openStore(options)
+            guard var key = try await store.key(id: id) else { throw CLIError("no key with id '\(id)'") }
+            if key.revokedAt == nil {
+                key.revokedAt = Date()
+                try await store.updateKey(key)
+            }
+            options.json ? printJSON(key.json) : print("Key \(id) is revoked.")
         }
     }
 }

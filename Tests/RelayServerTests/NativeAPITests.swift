@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import RelayCore
 import RelayStore
+import Synchronization
 import Testing
 
 @testable import RelayServer
@@ -259,6 +260,8 @@ struct DisablingStore: PushStore {
     func tenant(id: String) async throws -> Tenant? { id == disabled.id ? disabled : try await base.tenant(id: id) }
     func tenant(named name: String) async throws -> Tenant? { try await base.tenant(named: name) }
     func tenants() async throws -> [Tenant] { try await base.tenants() }
+    func updateTenant(_ tenant: Tenant) async throws { try await base.updateTenant(tenant) }
+    func updateKey(_ key: TenantKeyRecord) async throws { try await base.updateKey(key) }
     func createKey(_ key: TenantKeyRecord) async throws { try await base.createKey(key) }
     func key(id: String) async throws -> TenantKeyRecord? { try await base.key(id: id) }
     func keys(tenantID: String) async throws -> [TenantKeyRecord] { try await base.keys(tenantID: tenantID) }
@@ -297,4 +300,39 @@ struct NativeAPIEdgeTests {
         }
         #expect(relay.sentCount == 0)
     }
+}
+
+/// Revocation and disabling reach requests once the authenticator's short cache expires.
+@Suite(.timeLimit(.minutes(1)))
+struct KeyLifecycleTests {
+    @Test func revokedKeysAndDisabledTenantsAreRefusedWithinTheCacheLifetime() async throws {
+        let store = MemoryStore()
+        let (tenant, key) = try await TestRelay.addTenant(to: store, name: "acme")
+        let clock = MutableClock()
+        let relay = Relay(store: store, senders: [:], now: { clock.now })
+        let body = #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#
+        try await buildApplication(RelayApplicationParts(relay: relay)).test(.router) { client in
+            #expect(try await client.post("/v1/push", key: key, json: body).status == .ok)
+
+            var disabled = tenant
+            disabled.disabled = true
+            try await store.updateTenant(disabled)
+            clock.advance(by: Authenticator.cacheLifetime + 1)
+            #expect(try await client.post("/v1/push", key: key, json: body).status == .forbidden)
+
+            try await store.updateTenant(tenant)
+            var record = try #require(try await store.key(id: String(key.dropFirst(4).prefix(16))))
+            record.revokedAt = clock.now
+            try await store.updateKey(record)
+            clock.advance(by: Authenticator.cacheLifetime + 1)
+            #expect(try await client.post("/v1/push", key: key, json: body).status == .unauthorized)
+        }
+    }
+}
+
+/// A clock the test moves by hand.
+final class MutableClock: Sendable {
+    private let date = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    var now: Date { date.withLock { $0 } }
+    func advance(by seconds: TimeInterval) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }

@@ -44,6 +44,52 @@ struct PushStoreConformanceTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func tenantIsUpdatedByID(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.createTenant(Fixture.tenant("a"))
+            try await store.createTenant(Fixture.tenant("b"))
+            var changed = try #require(try await store.tenant(named: "a"))
+            changed.name = "a2"
+            changed.limits = RateLimits(ratePerSecond: 9, burst: 90, dailyQuota: 900, perDevicePerMinute: 9)
+            changed.allowCriticalAlerts.toggle()
+            changed.disabled = true
+            try await store.updateTenant(changed)
+            #expect(try await store.tenant(id: changed.id) == changed)
+            #expect(try await store.tenant(named: "a") == nil)
+
+            var clash = changed
+            clash.name = "b"
+            await #expect(throws: StoreError.duplicate("tenant b")) { try await store.updateTenant(clash) }
+            var missing = changed
+            missing.id = "no-such-tenant"
+            missing.name = "zz"
+            await #expect(throws: StoreError.self) { try await store.updateTenant(missing) }
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func keyRevocationAndExpiryAreUpdated(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let tenant = Fixture.tenant("a")
+            try await store.createTenant(tenant)
+            let key = TenantKeyRecord(id: "k1", tenantID: tenant.id, secretHash: [1, 2, 3], createdAt: Fixture.t0)
+            try await store.createKey(key)
+            var revoked = key
+            revoked.revokedAt = Fixture.date(50)
+            revoked.expiresAt = Fixture.date(60)
+            try await store.updateKey(revoked)
+            let stored = try #require(try await store.key(id: "k1"))
+            #expect(stored.revokedAt == Fixture.date(50))
+            #expect(stored.expiresAt == Fixture.date(60))
+            #expect(stored.secretHash == [1, 2, 3])
+            #expect(!stored.isActive(at: Fixture.date(55)))
+            var unknown = key
+            unknown.id = "nope"
+            await #expect(throws: StoreError.self) { try await store.updateKey(unknown) }
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func tenantsAreListedOldestFirst(kind: StoreKind) async throws {
         try await kind.withStore { store in
             #expect(try await store.tenants().isEmpty)
