@@ -202,32 +202,55 @@ extension TenantKeyRecord {
 struct KeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "key",
-        abstract: "Issue, list and revoke tenant keys.",
-        subcommands: [Issue.self, List.self, Revoke.self]
+        abstract: "Issue, list, rotate and revoke tenant keys.",
+        subcommands: [Issue.self, List.self, Rotate.self, Revoke.self]
     )
 
     struct Issue: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Issue a key for a tenant; it is shown once.")
         @Option(help: "The tenant's name.")
         var tenant: String
+        @Option(name: .customLong("expires-in-days"), help: "Let the key expire after this many days (default: never).")
+        var expiresInDays: Int?
         @OptionGroup var options: StoreOptions
+
+        func validate() throws {
+            if let expiresInDays, expiresInDays < 1 { throw ValidationError("--expires-in-days must be at least 1") }
+        }
 
         func run() async throws {
             let (_, store) = try await openStore(options)
-            guard let owner = try await store.tenant(named: tenant) else {
-                throw CLIError("no tenant named '\(tenant)'")
-            }
-            let issued = TenantKeys.issue()
-            try await store.createKey(TenantKeyRecord(id: issued.id, tenantID: owner.id, secretHash: issued.secretHash))
+            let owner = try await requireTenant(tenant, in: store)
+            let expires = expiresInDays.map { Date().addingTimeInterval(TimeInterval($0) * 86_400) }
+            let issued = try await issueKey(for: owner, expires: expires, in: store)
             if options.json {
-                printJSON(.object(["id": .string(issued.id), "key": .string(issued.key), "tenant": .string(owner.name)]))
+                var json: [String: JSONValue] = ["id": .string(issued.id), "key": .string(issued.key), "tenant": .string(owner.name)]
+                if let expires { json["expiresAt"] = .string(expires.formatted(.iso8601)) }
+                printJSON(.object(json))
             } else {
-                print("Key \(issued.id) for tenant \(owner.name):")
+                print("Key \(issued.id) for tenant \(owner.name)\(expires.map { ", expiring \($0.formatted(.iso8601))" } ?? ""):")
                 print(issued.key)
                 print("This is the only time the key is shown; the relay keeps only its hash.")
             }
         }
     }
+}
+
+/// At most this many active keys per tenant, so that keys are rotated rather than accumulated.
+let maxActiveKeysPerTenant = 5
+
+/// Issues and stores a key, refusing a tenant that already has the maximum of active keys.
+func issueKey(for tenant: Tenant, expires: Date?, in store: any PushStore) async throws -> TenantKeys.Issued {
+    let now = Date()
+    let active = try await store.keys(tenantID: tenant.id).filter { $0.isActive(at: now) }
+    guard active.count < maxActiveKeysPerTenant else {
+        throw CLIError(
+            "tenant '\(tenant.name)' already has \(active.count) active keys (the most allowed); revoke or rotate one first"
+        )
+    }
+    let issued = TenantKeys.issue()
+    try await store.createKey(TenantKeyRecord(id: issued.id, tenantID: tenant.id, secretHash: issued.secretHash, expiresAt: expires))
+    return issued
 }
 
 extension KeyCommand {
@@ -241,6 +264,42 @@ extension KeyCommand {
             let owner = try await requireTenant(tenant, in: store)
             let keys = try await store.keys(tenantID: owner.id)
             options.json ? printJSON(.array(keys.map(\.json))) : printKeys(keys)
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue a new key and let the old one expire after an overlap, so the install can switch."
+        )
+        @Argument(help: "The id of the key to replace.") var id: String
+        @Option(name: .customLong("overlap-days"), help: "Days the old key keeps working.") var overlapDays = 7
+        @OptionGroup var options: StoreOptions
+
+        func validate() throws {
+            if overlapDays < 0 { throw ValidationError("--overlap-days must be 0 or more") }
+        }
+
+        func run() async throws {
+            let (_, store) = try await openStore(options)
+            guard var old = try await store.key(id: id), old.isActive(at: Date()) else {
+                throw CLIError("no active key with id '\(id)'")
+            }
+            guard let owner = try await store.tenant(id: old.tenantID) else { throw CLIError("the key's tenant is gone") }
+            let ends = Date().addingTimeInterval(TimeInterval(overlapDays) * 86_400)
+            // The new key is issued first (the old one still counts as active), then the old one gets its end date.
+            let issued = try await issueKey(for: owner, expires: nil, in: store)
+            old.expiresAt = min(old.expiresAt ?? ends, ends)
+            try await store.updateKey(old)
+            if options.json {
+                printJSON(.object([
+                    "id": .string(issued.id), "key": .string(issued.key), "tenant": .string(owner.name),
+                    "replaces": old.json,
+                ]))
+            } else {
+                print("New key \(issued.id) for tenant \(owner.name):")
+                print(issued.key)
+                print("Key \(old.id) keeps working until \((old.expiresAt ?? ends).formatted(.iso8601)). The new key is shown only now.")
+            }
         }
     }
 
