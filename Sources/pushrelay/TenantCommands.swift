@@ -222,7 +222,12 @@ struct KeyCommand: AsyncParsableCommand {
             let (_, store) = try await openStore(options)
             let owner = try await requireTenant(tenant, in: store)
             let expires = expiresInDays.map { Date().addingTimeInterval(TimeInterval($0) * 86_400) }
-            let issued = try await issueKey(for: owner, expires: expires, in: store)
+            let issued: TenantKeys.Issued
+            do {
+                issued = try await KeyLifecycle.issue(for: owner, expires: expires, in: store)
+            } catch let failure as KeyLifecycle.Failure {
+                throw CLIError(failure.description)
+            }
             if options.json {
                 var json: [String: JSONValue] = ["id": .string(issued.id), "key": .string(issued.key), "tenant": .string(owner.name)]
                 if let expires { json["expiresAt"] = .string(expires.formatted(.iso8601)) }
@@ -234,23 +239,6 @@ struct KeyCommand: AsyncParsableCommand {
             }
         }
     }
-}
-
-/// At most this many active keys per tenant, so that keys are rotated rather than accumulated.
-let maxActiveKeysPerTenant = 5
-
-/// Issues and stores a key, refusing a tenant that already has the maximum of active keys.
-func issueKey(for tenant: Tenant, expires: Date?, in store: any PushStore) async throws -> TenantKeys.Issued {
-    let now = Date()
-    let active = try await store.keys(tenantID: tenant.id).filter { $0.isActive(at: now) }
-    guard active.count < maxActiveKeysPerTenant else {
-        throw CLIError(
-            "tenant '\(tenant.name)' already has \(active.count) active keys (the most allowed); revoke or rotate one first"
-        )
-    }
-    let issued = TenantKeys.issue()
-    try await store.createKey(TenantKeyRecord(id: issued.id, tenantID: tenant.id, secretHash: issued.secretHash, expiresAt: expires))
-    return issued
 }
 
 extension KeyCommand {
@@ -281,15 +269,13 @@ extension KeyCommand {
 
         func run() async throws {
             let (_, store) = try await openStore(options)
-            guard var old = try await store.key(id: id), old.isActive(at: Date()) else {
-                throw CLIError("no active key with id '\(id)'")
+            let rotated: (issued: TenantKeys.Issued, tenant: Tenant, old: TenantKeyRecord)
+            do {
+                rotated = try await KeyLifecycle.rotate(keyID: id, overlap: TimeInterval(overlapDays) * 86_400, in: store)
+            } catch let failure as KeyLifecycle.Failure {
+                throw CLIError(failure.description)
             }
-            guard let owner = try await store.tenant(id: old.tenantID) else { throw CLIError("the key's tenant is gone") }
-            let ends = Date().addingTimeInterval(TimeInterval(overlapDays) * 86_400)
-            // The new key is issued first (the old one still counts as active), then the old one gets its end date.
-            let issued = try await issueKey(for: owner, expires: nil, in: store)
-            old.expiresAt = min(old.expiresAt ?? ends, ends)
-            try await store.updateKey(old)
+            let (issued, owner, old) = rotated
             if options.json {
                 printJSON(.object([
                     "id": .string(issued.id), "key": .string(issued.key), "tenant": .string(owner.name),
@@ -298,7 +284,7 @@ extension KeyCommand {
             } else {
                 print("New key \(issued.id) for tenant \(owner.name):")
                 print(issued.key)
-                print("Key \(old.id) keeps working until \((old.expiresAt ?? ends).formatted(.iso8601)). The new key is shown only now.")
+                print("Key \(old.id) keeps working until \((old.expiresAt ?? Date()).formatted(.iso8601)). The new key is shown only now.")
             }
         }
     }
