@@ -15,11 +15,19 @@ import Testing
         await #expect(throws: KeyLifecycle.Failure.tooManyActiveKeys(tenant: "acme", count: 5)) {
             try await KeyLifecycle.issue(for: tenant, expires: nil, in: store, now: t0)
         }
+        // Rotation works at the cap: the key being replaced does not count.
+        let any = try #require(try await store.keys(tenantID: tenant.id).last)
+        let rotated = try await KeyLifecycle.rotate(keyID: any.id, overlap: 60, in: store, now: t0)
+        #expect(try await store.key(id: rotated.issued.id) != nil)
         // An expired key no longer counts.
         var first = try #require(try await store.keys(tenantID: tenant.id).first)
         first.expiresAt = t0
         try await store.updateKey(first)
-        let issued = try await KeyLifecycle.issue(for: tenant, expires: nil, in: store, now: t0.addingTimeInterval(1))
+        await #expect(throws: KeyLifecycle.Failure.self) {
+            try await KeyLifecycle.issue(for: tenant, expires: nil, in: store, now: t0.addingTimeInterval(1))
+        }
+        // Once the rotated key's overlap has passed too, there is room again.
+        let issued = try await KeyLifecycle.issue(for: tenant, expires: nil, in: store, now: t0.addingTimeInterval(61))
         #expect(try await store.key(id: issued.id) != nil)
     }
 

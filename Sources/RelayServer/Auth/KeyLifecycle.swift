@@ -24,14 +24,16 @@ package enum KeyLifecycle {
         }
     }
 
-    /// Issues and stores a key (shown once by the caller).
+    /// Issues and stores a key (shown once by the caller). `replacing` names a key being rotated out, which does not
+    /// count against the cap.
     package static func issue(
         for tenant: Tenant,
         expires: Date?,
         in store: any PushStore,
-        now: Date = Date()
+        now: Date = Date(),
+        replacing: String? = nil
     ) async throws -> TenantKeys.Issued {
-        let active = try await store.keys(tenantID: tenant.id).filter { $0.isActive(at: now) }
+        let active = try await store.keys(tenantID: tenant.id).filter { $0.isActive(at: now) && $0.id != replacing }
         guard active.count < maxActiveKeys else {
             throw Failure.tooManyActiveKeys(tenant: tenant.name, count: active.count)
         }
@@ -53,8 +55,8 @@ package enum KeyLifecycle {
     ) async throws -> (issued: TenantKeys.Issued, tenant: Tenant, old: TenantKeyRecord) {
         guard var old = try await store.key(id: keyID), old.isActive(at: now) else { throw Failure.noActiveKey(keyID) }
         guard let tenant = try await store.tenant(id: old.tenantID) else { throw Failure.tenantGone(old.tenantID) }
-        // The new key first: if the tenant is at its cap, nothing changes.
-        let issued = try await issue(for: tenant, expires: nil, in: store, now: now)
+        // The new key first (the key it replaces does not count against the cap), then the old key's end.
+        let issued = try await issue(for: tenant, expires: nil, in: store, now: now, replacing: old.id)
         let ends = now.addingTimeInterval(overlap)
         old.expiresAt = min(old.expiresAt ?? ends, ends)
         try await store.updateKey(old)
