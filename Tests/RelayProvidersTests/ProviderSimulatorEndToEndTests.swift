@@ -218,12 +218,31 @@ struct ProviderSimulatorEndToEndTests {
         try await harness.close()
     }
 
+    @Test func ticketsOlderThanExpoKeepsReceiptsAreClosedNotAskedForAgain() async throws {
+        let harness = try await Harness()
+        let now = harness.clock.now
+        let store = RecordingReceiptStore(pending: [("ancient", now.addingTimeInterval(-25 * 3600)), ("recent", now.addingTimeInterval(-60))])
+        let poller = ExpoReceiptPoller(
+            configuration: ExpoSenderConfiguration(payload: harness.settings, endpoint: harness.simulator.baseURL),
+            store: store, client: harness.client, delay: .zero,
+            environment: .test(clock: harness.clock, sleeper: harness.sleeper)
+        )
+        _ = try await poller.pollOnce()
+        #expect(store.recorded["ancient"]?.errorCode == "ProviderUnavailable")
+        #expect(store.recorded["ancient"]?.removeToken == false)
+        // The recent ticket is unknown to the simulator: asked for, absent, still pending.
+        #expect(store.recorded["recent"] == nil)
+        #expect(try await store.pendingExpoTickets(sentBefore: now, limit: 10) == ["recent"])
+        try await harness.close()
+    }
+
     @Test func receiptPollerReportsFinalOutcomes() async throws {
         let harness = try await Harness()
         let reports = await harness.expo.send(try pushes(Self.plain, tokens: [ProviderTestTokens.expo(), ProviderTestTokens.expo("0610")], provider: .expo))
         let tickets = reports.compactMap { if case .delivered(let id?) = $0.outcome { id } else { nil } }
         #expect(tickets.count == 2)
-        let store = RecordingReceiptStore(pending: tickets)
+        let store = RecordingReceiptStore(pending: tickets, sent: harness.clock.now)
+        harness.clock.advance(by: 1)
         let poller = ExpoReceiptPoller(
             configuration: ExpoSenderConfiguration(payload: harness.settings, endpoint: harness.simulator.baseURL),
             store: store, client: harness.client, delay: .zero,
@@ -238,24 +257,28 @@ struct ProviderSimulatorEndToEndTests {
     }
 }
 
-/// Pending tickets in, recorded outcomes out.
+/// Pending tickets in (with the time they were sent), recorded outcomes out.
 final class RecordingReceiptStore: ExpoReceiptStore {
-    private let state: Mutex<(pending: [String], recorded: [String: DeliveryOutcome])>
+    private let state: Mutex<(pending: [(id: String, sent: Date)], recorded: [String: DeliveryOutcome])>
 
-    init(pending: [String]) {
+    init(pending: [String], sent: Date = .distantPast) {
+        state = Mutex((pending.map { ($0, sent) }, [:]))
+    }
+
+    init(pending: [(id: String, sent: Date)]) {
         state = Mutex((pending, [:]))
     }
 
     var recorded: [String: DeliveryOutcome] { state.withLock { $0.recorded } }
 
     func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
-        state.withLock { Array($0.pending.prefix(limit)) }
+        state.withLock { state in Array(state.pending.filter { $0.sent < sentBefore }.map(\.id).prefix(limit)) }
     }
 
     func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
         state.withLock { state in
             state.recorded[ticketID] = outcome
-            state.pending.removeAll { $0 == ticketID }
+            state.pending.removeAll { $0.id == ticketID }
         }
     }
 }

@@ -52,11 +52,15 @@ package struct ExpoReceiptPoller: Sendable {
     /// Fetches the receipts of every ticket older than `delay`, at most 1,000 per request.
     ///
     /// - Returns: how many receipts arrived and were recorded.
+    /// Expo keeps receipts for 24 hours; a ticket still pending after that can never be resolved.
+    package static let receiptLifetime: TimeInterval = 24 * 3600
+
     @discardableResult
     package func pollOnce() async throws -> Int {
+        let now = environment.now()
         let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-        let cutoff = environment.now().addingTimeInterval(-seconds)
-        var recorded = 0
+        let cutoff = now.addingTimeInterval(-seconds)
+        var recorded = try await closeExpiredTickets(now: now)
         while true {
             let ids = try await store.pendingExpoTickets(
                 sentBefore: cutoff,
@@ -72,6 +76,25 @@ package struct ExpoReceiptPoller: Sendable {
             if receipts.count < ids.count || ids.count < ExpoSenderConfiguration.maxReceiptsPerRequest {
                 return recorded
             }
+        }
+    }
+
+    /// Closes tickets older than Expo's receipt lifetime: their outcome can no longer be learned, and leaving them
+    /// pending would keep them at the head of every poll.
+    private func closeExpiredTickets(now: Date) async throws -> Int {
+        let expired = DeliveryOutcome.unavailable(
+            reason: "Expo's receipt expired before it could be fetched; the outcome is unknown",
+            retryAfter: nil
+        )
+        var closed = 0
+        while true {
+            let ids = try await store.pendingExpoTickets(
+                sentBefore: now.addingTimeInterval(-Self.receiptLifetime),
+                limit: ExpoSenderConfiguration.maxReceiptsPerRequest
+            )
+            guard !ids.isEmpty else { return closed }
+            for id in ids { try await store.recordExpoReceipt(ticketID: id, outcome: expired) }
+            closed += ids.count
         }
     }
 
