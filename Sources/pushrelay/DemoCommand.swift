@@ -41,22 +41,8 @@ struct DemoCommand: AsyncParsableCommand {
         let config = """
             [store]
             url = "sqlite://relay.db"
-            [upstream]
-            ca_file = "\(simulator.caFilePath)"
-            [apns]
-            team_id = "\(credentials.apnsTeamID)"
-            key_id = "\(credentials.apnsKeyID)"
-            key_file = "\(files.apnsKey)"
-            topic = "\(credentials.apnsBundleID)"
-            environment = "sandbox"
-            endpoint = "\(simulator.baseURL)"
-            sandbox_endpoint = "\(simulator.baseURL)"
-            [fcm]
-            service_account_file = "\(files.serviceAccount)"
-            endpoint = "\(simulator.baseURL)"
-            [expo]
-            endpoint = "\(simulator.baseURL)"
-            """
+
+            """ + credentials.relayConfiguration(caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL)
         let configPath = directory + "/relay.conf"
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         let configuration = try RelayConfiguration.load(path: configPath, environment: [:])

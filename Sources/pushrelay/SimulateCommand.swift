@@ -97,8 +97,7 @@ struct SimulateCommand: AsyncParsableCommand {
         return [caFile.path, files.apnsKey, files.serviceAccount, fragmentFile.path]
     }
 
-    /// The `relay.conf` sections that point a relay at the simulator; paths are absolute so the fragment works
-    /// wherever it is merged.
+    /// The fragment `simulate` writes: a header, then the sections that point a relay at the simulator.
     static func configurationFragment(
         caFile: String,
         credentials: SimulatorCredentials,
@@ -108,27 +107,7 @@ struct SimulateCommand: AsyncParsableCommand {
         """
         # Written by `pushrelay simulate`: merge into relay.conf to send through the simulator at \(endpoint).
         # The keys are demo keys made for this run; they are worthless anywhere else.
-
-        [upstream]
-        ca_file = \(tomlString(caFile))
-
-        [apns]
-        team_id = \(tomlString(credentials.apnsTeamID))
-        key_id = \(tomlString(credentials.apnsKeyID))
-        key_file = \(tomlString(files.apnsKey))
-        topic = \(tomlString(credentials.apnsBundleID))
-        environment = "sandbox"
-        endpoint = \(tomlString(endpoint))
-        sandbox_endpoint = \(tomlString(endpoint))
-
-        [fcm]
-        service_account_file = \(tomlString(files.serviceAccount))
-        endpoint = \(tomlString(endpoint))
-
-        [expo]
-        endpoint = \(tomlString(endpoint))
-
-        """
+        """ + "\n\n" + credentials.relayConfiguration(caFile: caFile, files: files, endpoint: endpoint)
     }
 
     /// Splits `host:port` (`[v6]:port` for IPv6 literals).
@@ -147,21 +126,6 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         return (String(host), port)
     }
-}
-
-/// A TOML basic string.
-private func tomlString(_ value: String) -> String {
-    var escaped = ""
-    for scalar in value.unicodeScalars {
-        switch scalar {
-        case "\"": escaped += "\\\""
-        case "\\": escaped += "\\\\"
-        case let control where control.value < 0x20 || control.value == 0x7F:
-            escaped += String(format: "\\u%04X", control.value)
-        default: escaped.unicodeScalars.append(scalar)
-        }
-    }
-    return "\"\(escaped)\""
 }
 
 /// Writes a line to standard output at once: scripts wait for these lines, and `print` would hold them in a buffer

@@ -17,12 +17,7 @@ struct TenantCommand: AsyncParsableCommand {
 
         @Argument(help: "A unique name for the tenant.")
         var name: String
-        @Option(help: "Notifications per second (default: [limits] rate_per_second).")
-        var rate: Double?
-        @Option(help: "Notifications that may arrive at once (default: [limits] burst).")
-        var burst: Int?
-        @Option(name: .customLong("daily-quota"), help: "Notifications per UTC day (default: [limits] daily_quota).")
-        var dailyQuota: Int?
+        @OptionGroup var limits: LimitOptions
         @Flag(name: .customLong("allow-critical-alerts"), help: "Allow this tenant to send critical alerts.")
         var allowCriticalAlerts = false
         @OptionGroup var options: StoreOptions
@@ -31,17 +26,12 @@ struct TenantCommand: AsyncParsableCommand {
             guard !name.trimmingCharacters(in: .whitespaces).isEmpty, name.count <= 100 else {
                 throw ValidationError("NAME must be 1 to 100 characters")
             }
-            if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
-            if let burst, burst < 1 { throw ValidationError("--burst must be at least 1") }
-            if let dailyQuota, dailyQuota < 1 { throw ValidationError("--daily-quota must be at least 1") }
         }
 
         func run() async throws {
             let (configuration, store) = try await openStore(options)
             var limits = configuration.limits
-            if let rate { limits.ratePerSecond = rate }
-            if let burst { limits.burst = burst }
-            if let dailyQuota { limits.dailyQuota = dailyQuota }
+            self.limits.apply(to: &limits)
             let tenant = Tenant(name: name, limits: limits, allowCriticalAlerts: allowCriticalAlerts)
             do {
                 try await store.createTenant(tenant)
@@ -102,29 +92,15 @@ extension TenantCommand {
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Change a tenant's limits or critical-alert policy.")
         @Argument(help: "The tenant's name.") var name: String
-        @Option(help: "Notifications per second.") var rate: Double?
-        @Option(help: "Notifications that may arrive at once.") var burst: Int?
-        @Option(name: .customLong("daily-quota"), help: "Notifications per UTC day.") var dailyQuota: Int?
-        @Option(name: .customLong("per-device-per-minute"), help: "Notifications per device token per minute.")
-        var perDevicePerMinute: Int?
+        @OptionGroup var limits: LimitOptions
         @Option(name: .customLong("allow-critical-alerts"), help: "true or false.") var allowCriticalAlerts: Bool?
         @Option(name: .customLong("rename"), help: "A new unique name.") var newName: String?
         @OptionGroup var options: StoreOptions
 
-        func validate() throws {
-            if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
-            if let burst, burst < 1 { throw ValidationError("--burst must be at least 1") }
-            if let dailyQuota, dailyQuota < 1 { throw ValidationError("--daily-quota must be at least 1") }
-            if let perDevicePerMinute, perDevicePerMinute < 1 { throw ValidationError("--per-device-per-minute must be at least 1") }
-        }
-
         func run() async throws {
             let (_, store) = try await openStore(options)
             var tenant = try await requireTenant(name, in: store)
-            if let rate { tenant.limits.ratePerSecond = rate }
-            if let burst { tenant.limits.burst = burst }
-            if let dailyQuota { tenant.limits.dailyQuota = dailyQuota }
-            if let perDevicePerMinute { tenant.limits.perDevicePerMinute = perDevicePerMinute }
+            limits.apply(to: &tenant.limits)
             if let allowCriticalAlerts { tenant.allowCriticalAlerts = allowCriticalAlerts }
             if let newName { tenant.name = newName }
             try await save(tenant, in: store)
@@ -146,6 +122,32 @@ extension TenantCommand {
         @OptionGroup var options: StoreOptions
 
         func run() async throws { try await setDisabled(false, name: name, options: options) }
+    }
+}
+
+/// `--rate`, `--burst`, `--daily-quota` and `--per-device-per-minute`, shared by `tenant create` and `tenant update`;
+/// what is left out stays as it was (for `create`: the `[limits]` defaults).
+struct LimitOptions: ParsableArguments {
+    @Option(help: "Notifications per second.") var rate: Double?
+    @Option(help: "Notifications that may arrive at once.") var burst: Int?
+    @Option(name: .customLong("daily-quota"), help: "Notifications per UTC day.") var dailyQuota: Int?
+    @Option(name: .customLong("per-device-per-minute"), help: "Notifications per device token per minute.")
+    var perDevicePerMinute: Int?
+
+    func validate() throws {
+        if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
+        if let burst, burst < 1 { throw ValidationError("--burst must be at least 1") }
+        if let dailyQuota, dailyQuota < 1 { throw ValidationError("--daily-quota must be at least 1") }
+        if let perDevicePerMinute, perDevicePerMinute < 1 {
+            throw ValidationError("--per-device-per-minute must be at least 1")
+        }
+    }
+
+    func apply(to limits: inout RateLimits) {
+        if let rate { limits.ratePerSecond = rate }
+        if let burst { limits.burst = burst }
+        if let dailyQuota { limits.dailyQuota = dailyQuota }
+        if let perDevicePerMinute { limits.perDevicePerMinute = perDevicePerMinute }
     }
 }
 

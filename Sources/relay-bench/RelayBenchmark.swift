@@ -61,20 +61,6 @@ struct RelayBenchmark: AsyncParsableCommand {
             tls_key_file = "relay-key.pem"
             [store]
             url = "sqlite://relay.db"
-            [upstream]
-            ca_file = "\(simulator.caFilePath)"
-            [apns]
-            team_id = "\(credentials.apnsTeamID)"
-            key_id = "\(credentials.apnsKeyID)"
-            key_file = "\(files.apnsKey)"
-            topic = "\(credentials.apnsBundleID)"
-            endpoint = "\(simulator.baseURL)"
-            sandbox_endpoint = "\(simulator.baseURL)"
-            [fcm]
-            service_account_file = "\(files.serviceAccount)"
-            endpoint = "\(simulator.baseURL)"
-            [expo]
-            endpoint = "\(simulator.baseURL)"
             [limits]
             rate_per_second = 1000000
             burst = 1000000
@@ -82,7 +68,8 @@ struct RelayBenchmark: AsyncParsableCommand {
             per_device_per_minute = 1000000
             [logging]
             level = "warning"
-            """
+
+            """ + credentials.relayConfiguration(caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL)
         let configPath = directory + "/relay.conf"
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         _ = try Self.runTool(executable, ["tenant", "create", "bench", "--allow-critical-alerts", "--config", configPath])

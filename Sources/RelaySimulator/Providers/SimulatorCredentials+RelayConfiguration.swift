@@ -1,0 +1,44 @@
+extension SimulatorCredentials {
+    /// The `relay.conf` sections that point a relay at a simulator using these credentials: `[upstream]` (its CA),
+    /// `[apns]`, `[fcm]` and `[expo]`. Paths should be absolute, so the text works wherever it is merged. A caller adds
+    /// its own `[server]`, `[store]` or `[limits]` sections beside it.
+    package func relayConfiguration(caFile: String, files: Files, endpoint: String) -> String {
+        """
+        [upstream]
+        ca_file = \(Self.tomlString(caFile))
+
+        [apns]
+        team_id = \(Self.tomlString(apnsTeamID))
+        key_id = \(Self.tomlString(apnsKeyID))
+        key_file = \(Self.tomlString(files.apnsKey))
+        topic = \(Self.tomlString(apnsBundleID))
+        environment = "sandbox"
+        endpoint = \(Self.tomlString(endpoint))
+        sandbox_endpoint = \(Self.tomlString(endpoint))
+
+        [fcm]
+        service_account_file = \(Self.tomlString(files.serviceAccount))
+        endpoint = \(Self.tomlString(endpoint))
+
+        [expo]
+        endpoint = \(Self.tomlString(endpoint))
+
+        """
+    }
+
+    /// A TOML basic string.
+    package static func tomlString(_ value: String) -> String {
+        var escaped = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case let control where control.value < 0x20 || control.value == 0x7F:
+                let hex = String(control.value, radix: 16, uppercase: true)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return "\"\(escaped)\""
+    }
+}
