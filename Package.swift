@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // MARK: - C
@@ -45,7 +46,8 @@ let package = Package(
         ),
 
         // MARK: - Libraries
-        .target(name: "RelayCore", swiftSettings: swiftSettings),
+        // Pure logic; swift-crypto only for the audit log's hashes and signatures (computation, no I/O).
+        .target(name: "RelayCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
         .target(
             name: "RelayHTTP2",
             dependencies: [
@@ -69,7 +71,15 @@ let package = Package(
             dependencies: ["RelayCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
-        .target(name: "RelayStorePostgres", dependencies: ["RelayStore"], swiftSettings: swiftSettings),
+        .target(
+            name: "RelayStorePostgres",
+            dependencies: [
+                "RelayCore", "RelayStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "RelayServer",
             dependencies: [
@@ -111,7 +121,8 @@ let package = Package(
         .executableTarget(
             name: "pushrelay",
             dependencies: [
-                "RelayCore", "RelayServer", "RelayStore", "RelayProviders", "RelayHTTP2", "RelaySimulator",
+                "RelayCore", "RelayServer", "RelayStore", "RelayStorePostgres", "RelayProviders", "RelayHTTP2",
+                "RelaySimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -135,7 +146,7 @@ let package = Package(
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         .testTarget(
             name: "RelayCoreTests",
-            dependencies: ["RelayCore"],
+            dependencies: ["RelayCore", .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Fixtures"],  // golden files, read through #filePath
             swiftSettings: swiftSettings
         ),
@@ -144,7 +155,11 @@ let package = Package(
             dependencies: ["RelayHTTP2", "RelaySimulator", .product(name: "NIOHTTP2", package: "swift-nio-http2")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "RelayStoreTests", dependencies: ["RelayStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "RelayStoreTests",
+            dependencies: ["RelayStore", "RelayStorePostgres", "RelayCore"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "RelayServerTests",
             dependencies: [

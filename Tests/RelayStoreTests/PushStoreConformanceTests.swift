@@ -8,7 +8,7 @@ import Testing
 struct PushStoreConformanceTests {
     // MARK: - Schema
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func migratingAgainIsHarmless(kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await store.migrate()
@@ -21,7 +21,7 @@ struct PushStoreConformanceTests {
 
     // MARK: - Tenants
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func tenantIsFoundByIDAndByName(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let tenant = Tenant(
@@ -43,7 +43,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func tenantIsUpdatedByID(kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await store.createTenant(Fixture.tenant("a"))
@@ -67,7 +67,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func keyRevocationAndExpiryAreUpdated(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let tenant = Fixture.tenant("a")
@@ -89,7 +89,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func tenantsAreListedOldestFirst(kind: StoreKind) async throws {
         try await kind.withStore { store in
             #expect(try await store.tenants().isEmpty)
@@ -104,7 +104,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func takenTenantNameIsADuplicate(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let first = Fixture.tenant("acme", id: "tenant-1")
@@ -121,7 +121,7 @@ struct PushStoreConformanceTests {
 
     // MARK: - Keys
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func keysAreFoundByIDAndListedPerTenant(kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await store.createTenant(Fixture.tenant("a"))
@@ -148,7 +148,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func keyForAnUnknownTenantIsNotFound(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let error = await #expect(throws: StoreError.self) {
@@ -160,7 +160,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func takenKeyIDIsADuplicate(kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await store.createTenant(Fixture.tenant("a"))
@@ -179,7 +179,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func markingKeysUsedOnlyMovesForward(kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await store.createTenant(Fixture.tenant("a"))
@@ -203,7 +203,7 @@ struct PushStoreConformanceTests {
 
     // MARK: - Receipts
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func receiptsAreFoundOnlyByTheirTenant(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let plain = Fixture.receipt("r1")
@@ -229,7 +229,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func insertingATakenReceiptIDReplacesIt(kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await store.insertReceipts([Fixture.receipt("r1")])
@@ -239,7 +239,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func updatesRecordOutcomes(kind: StoreKind) async throws {
         try await kind.withStore { store in
             var apns = Fixture.receipt("r1")
@@ -288,7 +288,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func lookupOfManyIDsFindsThemAll(kind: StoreKind) async throws {
         try await kind.withStore { store in
             // More than one chunk of an `IN` list, with another tenant's receipts mixed in.
@@ -304,7 +304,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func pruningDeletesOnlyExpiredReceipts(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let now = Fixture.date(100)
@@ -323,7 +323,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func pruningManyReceiptsCountsThemAll(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let count = 12_345
@@ -340,7 +340,7 @@ struct PushStoreConformanceTests {
 
     // MARK: - Expo receipts
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func pendingExpoTicketsAreTheAwaitedOnesOldestFirst(kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await store.insertReceipts([
@@ -367,7 +367,7 @@ struct PushStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func expoReceiptCompletesThePendingReceipt(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let done = Fixture.receipt("done", provider: .expo, status: .ok, expoTicketID: "D")
@@ -406,7 +406,7 @@ struct PushStoreConformanceTests {
 
     // MARK: - Secrets
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func fingerprintKeyIsMadeOnceAndKept(kind: StoreKind) async throws {
         try await kind.withStore { store in
             async let first = store.fingerprintKey()
@@ -421,7 +421,7 @@ struct PushStoreConformanceTests {
 
     // MARK: - Concurrency
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.all)
     func concurrentCallersAllLand(kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await store.createTenant(Fixture.tenant("a"))

@@ -12,6 +12,9 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
+    /// Every store the suite runs against on this machine.
+    static var all: [StoreKind] { allCases }
+
     /// Runs `body` with a fresh, migrated store; a file store lives in a temporary folder removed afterwards.
     func withStore(_ body: (any PushStore) async throws -> Void) async throws {
         let folder = try TemporaryFolder()
