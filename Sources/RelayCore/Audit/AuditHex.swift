@@ -1,0 +1,41 @@
+/// Lowercase hexadecimal, the spelling of links, signatures and key ids in every audit text format.
+package enum AuditHex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    package static func encode(_ bytes: [UInt8]) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The bytes spelt by `text`; `nil` unless it is an even number of hex digits. Uppercase is accepted, since it
+    /// names the same bytes; what is hashed or signed is always re-encoded in lowercase.
+    package static func decode(_ text: String) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count.isMultiple(of: 2) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(characters.count / 2)
+        var index = 0
+        while index < characters.count {
+            guard let high = value(of: characters[index]), let low = value(of: characters[index + 1]) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func value(of character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
