@@ -77,6 +77,7 @@ let package = Package(
                 "RelayCore", "RelayStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -157,13 +158,16 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayStoreTests",
-            dependencies: ["RelayStore", "RelayStorePostgres", "RelayCore"],
+            dependencies: [
+                "RelayStore", "RelayStorePostgres", "RelayCore", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "RelayServerTests",
             dependencies: [
                 "RelayServer", "RelaySimulator", "RelayHTTP2", "RelayCore", "RelayProviders", "RelayStore",
+                "RelayStorePostgres",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),

@@ -4,6 +4,10 @@
 # Usage: scripts/test.sh [swift test arguments ...]     e.g. scripts/test.sh --filter RelayCoreTests
 #
 # Installs missing system packages first (scripts/bootstrap.sh; needs root or sudo the first time).
+#
+# The store tests run against PostgreSQL too: the database PUSHRELAY_TEST_POSTGRES_URL names, or else a local
+# PostgreSQL that scripts/postgres.sh installs and starts (root or sudo). When that is impossible the script stops
+# rather than test without PostgreSQL; PUSHRELAY_TEST_POSTGRES=skip runs the tests without it, and says so.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,6 +17,21 @@ if ! command -v swift >/dev/null 2>&1; then
 fi
 
 ./scripts/bootstrap.sh
+
+if [ -n "${PUSHRELAY_TEST_POSTGRES_URL:-}" ]; then
+    echo "test: PostgreSQL tests use the database PUSHRELAY_TEST_POSTGRES_URL names"
+elif [ "${PUSHRELAY_TEST_POSTGRES:-}" = skip ]; then
+    echo "test: WARNING: PUSHRELAY_TEST_POSTGRES=skip: the PostgreSQL store is NOT tested" >&2
+else
+    echo "test: starting a local PostgreSQL for the store tests (scripts/postgres.sh)"
+    if ! url=$(./scripts/postgres.sh); then
+        echo "test: PostgreSQL could not be installed or started (see above), so the PostgreSQL store cannot be" >&2
+        echo "test: tested. Run as root or with sudo, set PUSHRELAY_TEST_POSTGRES_URL to a database you own" >&2
+        echo "test: (postgres://user:password@host:5432/database), or set PUSHRELAY_TEST_POSTGRES=skip." >&2
+        exit 1
+    fi
+    export PUSHRELAY_TEST_POSTGRES_URL="$url"
+fi
 
 echo "test: building the package and its tests (swift build --build-tests)"
 swift build --build-tests

@@ -8,6 +8,13 @@ package final class MemoryStore: PushStore {
         var tenants: [String: Tenant] = [:]
         var keys: [String: TenantKeyRecord] = [:]
         var receipts: [String: Receipt] = [:]
+        var operators: [String: OperatorRecord] = [:]
+        var usage: [UsageKey: UsageCounts] = [:]
+        /// In writing order; `position` is the index + 1 of the first record ever written.
+        var audit: [StoredAuditRecord] = []
+        var nextAuditPosition: Int64 = 1
+        var checkpoints: [AuditCheckpoint] = []
+        var anchors: [String: AuditAnchor] = [:]
         var fingerprintKey: [UInt8]?
     }
 
@@ -102,6 +109,102 @@ package final class MemoryStore: PushStore {
             let before = state.receipts.count
             state.receipts = state.receipts.filter { $0.value.expiresAt >= now }
             return before - state.receipts.count
+        }
+    }
+
+    package func commit(_ batch: StoreBatch) async throws {
+        state.withLock { state in
+            for receipt in batch.receipts { state.receipts[receipt.id] = receipt }
+            for update in batch.receiptUpdates {
+                guard var receipt = state.receipts[update.id] else { continue }
+                receipt.apply(update)
+                state.receipts[update.id] = receipt
+            }
+            state.usage.merge(batch.usage, uniquingKeysWith: +)
+            for record in batch.audit {
+                state.audit.append(StoredAuditRecord(position: state.nextAuditPosition, record: record))
+                state.nextAuditPosition += 1
+            }
+            for checkpoint in batch.checkpoints where !state.checkpoints.contains(checkpoint) {
+                state.checkpoints.append(checkpoint)
+            }
+        }
+    }
+
+    package func auditHead(chain: String) async throws -> AuditAnchor? {
+        state.withLock { state in
+            if let last = state.audit.filter({ $0.record.chain == chain }).max(by: { $0.record.seq < $1.record.seq }) {
+                return AuditAnchor(chain: chain, seq: last.record.seq, link: last.record.link)
+            }
+            return state.anchors[chain]
+        }
+    }
+
+    package func auditChains() async throws -> [String] {
+        state.withLock { state in Set(state.audit.map(\.record.chain)).union(state.anchors.keys).sorted() }
+    }
+
+    package func auditAnchor(chain: String) async throws -> AuditAnchor? { state.withLock { $0.anchors[chain] } }
+
+    package func auditRecords(chain: String, after position: Int64, limit: Int) async throws -> [StoredAuditRecord] {
+        state.withLock { state in
+            Array(state.audit.lazy.filter { $0.position > position && $0.record.chain == chain }.prefix(limit))
+        }
+    }
+
+    package func auditRecords(matching filter: AuditFilter, after position: Int64, limit: Int) async throws
+        -> [StoredAuditRecord]
+    {
+        state.withLock { state in
+            Array(state.audit.lazy.filter { $0.position > position && filter.matches($0.record) }.prefix(limit))
+        }
+    }
+
+    package func auditCheckpoints(chain: String) async throws -> [AuditCheckpoint] {
+        state.withLock { state in
+            state.checkpoints.filter { $0.chain == chain }.sorted { ($0.seq, $0.keyID) < ($1.seq, $1.keyID) }
+        }
+    }
+
+    package func pruneAudit(to anchor: AuditAnchor) async throws -> Int {
+        state.withLock { state in
+            let before = state.audit.count
+            state.audit.removeAll { $0.record.chain == anchor.chain && $0.record.seq <= anchor.seq }
+            state.checkpoints.removeAll { $0.chain == anchor.chain && $0.seq < anchor.seq }
+            if (state.anchors[anchor.chain]?.seq ?? .min) < anchor.seq { state.anchors[anchor.chain] = anchor }
+            return before - state.audit.count
+        }
+    }
+
+    package func createOperator(_ record: OperatorRecord) async throws {
+        try state.withLock { state in
+            guard state.operators[record.id] == nil,
+                !state.operators.values.contains(where: { $0.name == record.name })
+            else { throw StoreError.duplicate("operator \(record.name)") }
+            state.operators[record.id] = record
+        }
+    }
+
+    package func operatorRecord(id: String) async throws -> OperatorRecord? { state.withLock { $0.operators[id] } }
+
+    package func operators() async throws -> [OperatorRecord] {
+        state.withLock { $0.operators.values.sorted { ($0.createdAt, $0.name) < ($1.createdAt, $1.name) } }
+    }
+
+    package func updateOperator(_ record: OperatorRecord) async throws {
+        try state.withLock { state in
+            guard state.operators[record.id] != nil else { throw StoreError.notFound("operator \(record.id)") }
+            state.operators[record.id]?.role = record.role
+            state.operators[record.id]?.revokedAt = record.revokedAt
+        }
+    }
+
+    package func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
+        state.withLock { state in
+            state.usage
+                .filter { $0.key.tenantID == tenantID && $0.key.day >= fromDay && !$0.value.isZero }
+                .map { UsageRow(day: $0.key.day, provider: $0.key.provider, counts: $0.value) }
+                .sorted { ($0.day, $0.provider.rawValue) < ($1.day, $1.provider.rawValue) }
         }
     }
 

@@ -2,7 +2,7 @@ package import Foundation
 package import RelayCore
 
 
-/// Everything PushRelay keeps: tenants, their keys, and receipts.
+/// Everything PushRelay keeps: tenants, their keys, operators, receipts, usage counters and the audit log.
 ///
 /// Implementations: ``MemoryStore`` for tests, ``SQLiteStore`` (the embedded default) and, for several instances,
 /// the PostgreSQL store. Every method is safe to call concurrently. The Expo receipt poller reads and completes
@@ -44,6 +44,45 @@ package protocol PushStore: ExpoReceiptStore {
     func receipts(ids: [String], tenantID: String) async throws -> [Receipt]
     /// Deletes receipts that expired before `now`; returns how many.
     func pruneReceipts(now: Date) async throws -> Int
+
+    // MARK: Group commit
+    /// Writes everything a batch holds in one transaction: all of it or none of it. The relay's commit queue gathers
+    /// the receipts, receipt updates and usage of many requests into one batch (group commit).
+    func commit(_ batch: StoreBatch) async throws
+
+    // MARK: Operators
+    /// - Throws: ``StoreError/duplicate(_:)`` when the name or id is taken.
+    func createOperator(_ record: OperatorRecord) async throws
+    func operatorRecord(id: String) async throws -> OperatorRecord?
+    /// Every operator, oldest first.
+    func operators() async throws -> [OperatorRecord]
+    /// Replaces an operator's role and revocation (by id).
+    ///
+    /// - Throws: ``StoreError/notFound(_:)`` for an unknown id.
+    func updateOperator(_ record: OperatorRecord) async throws
+
+    // MARK: Usage
+    /// A tenant's usage from `fromDay` (`YYYY-MM-DD`, inclusive) on, by day then provider.
+    func usage(tenantID: String, fromDay: String) async throws -> [UsageRow]
+
+    // MARK: Audit log (records and checkpoints arrive through `commit`)
+    /// The last stored record of `chain` as an anchor, or the prune anchor when no record is left; `nil` for a chain
+    /// never written. A writer resumes its chain from here.
+    func auditHead(chain: String) async throws -> AuditAnchor?
+    /// Every chain with records or a prune anchor, sorted.
+    func auditChains() async throws -> [String]
+    /// Where the retained records of `chain` start: the anchor its last pruning left (`nil`: the genesis).
+    func auditAnchor(chain: String) async throws -> AuditAnchor?
+    /// Records of `chain` in stored order, after `position` (exclusive; 0 for the start), at most `limit`.
+    func auditRecords(chain: String, after position: Int64, limit: Int) async throws -> [StoredAuditRecord]
+    /// Records of every chain matching `filter`, in stored order after `position`, at most `limit`.
+    func auditRecords(matching filter: AuditFilter, after position: Int64, limit: Int) async throws
+        -> [StoredAuditRecord]
+    /// The checkpoints of `chain`, by seq.
+    func auditCheckpoints(chain: String) async throws -> [AuditCheckpoint]
+    /// Deletes the records of `anchor.chain` up to and including `anchor.seq` and keeps `anchor` (the link of record
+    /// `anchor.seq`) as where the chain now starts; checkpoints before it go too. Returns how many records went.
+    func pruneAudit(to anchor: AuditAnchor) async throws -> Int
 
     // MARK: Secrets
     /// A random 32-byte key made on first use and kept, for token fingerprints that stay stable across restarts and

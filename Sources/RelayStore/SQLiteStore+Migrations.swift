@@ -6,6 +6,7 @@ extension SQLiteStore {
     static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createSchemaV1)
+        migrator.registerMigration("v2", migrate: createSchemaV2)
         return migrator
     }()
 
@@ -68,6 +69,89 @@ extension SQLiteStore {
                 CREATE TABLE settings (
                     key TEXT NOT NULL PRIMARY KEY,
                     value BLOB NOT NULL
+                );
+                """
+        )
+    }
+
+    /// The operators' issue: tenant policy and soft deletion, operator tokens, usage counters, the audit log.
+    private static func createSchemaV2(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                -- Comma-separated provider names; NULL allows every provider.
+                ALTER TABLE tenants ADD COLUMN allowed_providers TEXT;
+                ALTER TABLE tenants ADD COLUMN critical_channel TEXT;
+                ALTER TABLE tenants ADD COLUMN note TEXT;
+                ALTER TABLE tenants ADD COLUMN deleted_at REAL;
+
+                CREATE TABLE operators (
+                    id TEXT NOT NULL PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE,
+                    role TEXT NOT NULL,
+                    secret_hash BLOB NOT NULL,
+                    created_at REAL NOT NULL,
+                    revoked_at REAL
+                );
+
+                -- One row per tenant, UTC day and provider; the commit queue adds to it.
+                CREATE TABLE usage_daily (
+                    tenant_id TEXT NOT NULL,
+                    day TEXT NOT NULL,
+                    provider TEXT NOT NULL,
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    token_invalid INTEGER NOT NULL DEFAULT 0,
+                    rejected INTEGER NOT NULL DEFAULT 0,
+                    rate_limited INTEGER NOT NULL DEFAULT 0,
+                    failed INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (tenant_id, day, provider)
+                );
+
+                -- The audit log: append-only, one hash chain per writing instance. `position` is the order of
+                -- writing, which verification walks; (chain, seq) is unique and finds a chain's head.
+                CREATE TABLE audit_records (
+                    position INTEGER PRIMARY KEY AUTOINCREMENT,
+                    chain TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    time_ms INTEGER NOT NULL,
+                    event TEXT NOT NULL,
+                    tenant_id TEXT,
+                    key_id TEXT,
+                    request_id TEXT,
+                    client TEXT,
+                    provider TEXT,
+                    token_fingerprint TEXT,
+                    critical INTEGER,
+                    outcome TEXT,
+                    upstream_status INTEGER,
+                    upstream_reason TEXT,
+                    attempts INTEGER,
+                    latency_ms INTEGER,
+                    actor TEXT,
+                    before_json TEXT,
+                    after_json TEXT,
+                    detail TEXT,
+                    link BLOB NOT NULL,
+                    UNIQUE (chain, seq)
+                );
+                CREATE INDEX audit_records_by_chain ON audit_records (chain, position);
+                CREATE INDEX audit_records_by_tenant ON audit_records (tenant_id, time_ms);
+                CREATE INDEX audit_records_by_time ON audit_records (time_ms);
+
+                CREATE TABLE audit_checkpoints (
+                    chain TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    link BLOB NOT NULL,
+                    time_ms INTEGER NOT NULL,
+                    key_id TEXT NOT NULL,
+                    signature BLOB NOT NULL,
+                    PRIMARY KEY (chain, seq, key_id)
+                );
+
+                -- Where each pruned chain now starts: the seq and link of the last record pruned.
+                CREATE TABLE audit_anchors (
+                    chain TEXT NOT NULL PRIMARY KEY,
+                    seq INTEGER NOT NULL,
+                    link BLOB NOT NULL
                 );
                 """
         )

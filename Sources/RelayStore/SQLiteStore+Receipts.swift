@@ -15,22 +15,26 @@ extension SQLiteStore {
 
     package func insertReceipts(_ receipts: [Receipt]) async throws {
         guard !receipts.isEmpty else { return }
-        try await writer.write { db in
-            // Same id again replaces the receipt, as in `MemoryStore`.
-            let statement = try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO receipts (\(Self.receiptColumns))
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            )
-            for receipt in receipts {
-                try statement.execute(arguments: [
-                    receipt.id, receipt.tenantID, receipt.keyID, receipt.provider.rawValue,
-                    receipt.tokenFingerprint, receipt.isCritical, receipt.status.rawValue, receipt.errorCode,
-                    receipt.message, receipt.removeToken, receipt.providerMessageID, receipt.expoTicketID,
-                    receipt.createdAt.unixSeconds, receipt.updatedAt.unixSeconds, receipt.expiresAt.unixSeconds,
-                ])
-            }
+        try await writer.write { db in try Self.insert(receipts, db: db) }
+    }
+
+    /// Inserts `receipts` inside the caller's transaction.
+    static func insert(_ receipts: [Receipt], db: Database) throws {
+        guard !receipts.isEmpty else { return }
+        // Same id again replaces the receipt, as in `MemoryStore`.
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO receipts (\(Self.receiptColumns))
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        )
+        for receipt in receipts {
+            try statement.execute(arguments: [
+                receipt.id, receipt.tenantID, receipt.keyID, receipt.provider.rawValue,
+                receipt.tokenFingerprint, receipt.isCritical, receipt.status.rawValue, receipt.errorCode,
+                receipt.message, receipt.removeToken, receipt.providerMessageID, receipt.expoTicketID,
+                receipt.createdAt.unixSeconds, receipt.updatedAt.unixSeconds, receipt.expiresAt.unixSeconds,
+            ])
         }
     }
 
@@ -44,7 +48,7 @@ extension SQLiteStore {
     }
 
     /// Applies `update` to its receipt, if there is one: the rules of ``Receipt/apply(_:)``.
-    private static func apply(_ update: ReceiptUpdate, db: Database) throws {
+    static func apply(_ update: ReceiptUpdate, db: Database) throws {
         // A known provider message id is kept when the update brings none.
         let statement = try db.cachedStatement(
             sql: """

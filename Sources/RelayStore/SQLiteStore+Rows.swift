@@ -16,7 +16,29 @@ extension Tenant {
             ),
             allowCriticalAlerts: try row.decode(forColumn: "allow_critical_alerts"),
             disabled: try row.decode(forColumn: "disabled"),
-            createdAt: try row.decodeDate(forColumn: "created_at")
+            createdAt: try row.decodeDate(forColumn: "created_at"),
+            allowedProviders: try Tenant.providers(fromColumn: row.decode(forColumn: "allowed_providers")),
+            criticalChannel: try row.decode(forColumn: "critical_channel"),
+            note: try row.decode(forColumn: "note"),
+            deletedAt: try row.decodeDateIfPresent(forColumn: "deleted_at")
+        )
+    }
+}
+
+extension OperatorRecord {
+    init(row: Row) throws {
+        let id: String = try row.decode(forColumn: "id")
+        let roleName: String = try row.decode(forColumn: "role")
+        guard let role = OperatorRole(rawValue: roleName) else {
+            throw StoreError.unavailable("operator \(id) has an unknown role \"\(roleName)\"")
+        }
+        self.init(
+            id: id,
+            name: try row.decode(forColumn: "name"),
+            role: role,
+            secretHash: [UInt8](try row.decode(Data.self, forColumn: "secret_hash")),
+            createdAt: try row.decodeDate(forColumn: "created_at"),
+            revokedAt: try row.decodeDateIfPresent(forColumn: "revoked_at")
         )
     }
 }

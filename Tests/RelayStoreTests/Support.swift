@@ -1,36 +1,129 @@
 import Foundation
 import RelayCore
 import RelayStore
+import RelayStorePostgres
 import Testing
 
-/// The stores the conformance suite runs against. PostgreSQL joins here (enabled when `POSTGRES_HOST` is set) once
-/// `RelayStorePostgres` has its test target.
+/// The stores the conformance suite runs against: always memory and SQLite; PostgreSQL too when
+/// `PUSHRELAY_TEST_POSTGRES_URL` names a database (`scripts/test.sh` starts one and sets it).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case sqliteFile
     case sqliteInMemory
+    case postgres
 
     var testDescription: String { rawValue }
 
     /// Every store the suite runs against on this machine.
-    static var all: [StoreKind] { allCases }
+    static var all: [StoreKind] {
+        allCases.filter { $0 != .postgres || PostgresTestDatabase.url != nil }
+    }
 
-    /// Runs `body` with a fresh, migrated store; a file store lives in a temporary folder removed afterwards.
+    /// Runs `body` with a fresh, migrated store; a file store lives in a temporary folder removed afterwards, a
+    /// PostgreSQL store in a schema of its own, dropped afterwards.
     func withStore(_ body: (any PushStore) async throws -> Void) async throws {
+        if self == .postgres {
+            try await PostgresTestDatabase.withStore { try await body($0) }
+            return
+        }
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         try await body(try makeStore(in: folder))
     }
 
     private func makeStore(in folder: TemporaryFolder) async throws -> any PushStore {
-        let store: any PushStore =
-            switch self {
-            case .memory: MemoryStore()
-            case .sqliteFile: try SQLiteStore(path: folder.path("relay.db"))
-            case .sqliteInMemory: try SQLiteStore(path: ":memory:")
-            }
+        let store: any PushStore
+        switch self {
+        case .memory: store = MemoryStore()
+        case .sqliteFile: store = try SQLiteStore(path: folder.path("relay.db"))
+        case .sqliteInMemory: store = try SQLiteStore(path: ":memory:")
+        case .postgres: throw StoreError.unavailable("PostgreSQL stores are made by PostgresTestDatabase")
+        }
         try await store.migrate()
         return store
+    }
+}
+
+/// The PostgreSQL database of `PUSHRELAY_TEST_POSTGRES_URL`, in which every test works in a schema of its own.
+enum PostgresTestDatabase {
+    static let url: String? = {
+        guard let url = ProcessInfo.processInfo.environment["PUSHRELAY_TEST_POSTGRES_URL"], !url.isEmpty else {
+            return nil
+        }
+        return url
+    }()
+
+    /// Whether PostgreSQL tests run here.
+    static var isAvailable: Bool { url != nil }
+
+    /// Stores open at once, each with at most ``connectionsPerStore`` connections: tests run in parallel, and the
+    /// server's default `max_connections` is 100.
+    private static let openStores = AsyncSemaphore(limit: 8)
+    private static let connectionsPerStore = 3
+
+    /// A configuration for a new, uniquely named schema.
+    static func configuration(schema: String = uniqueSchema()) throws -> PostgresStoreConfiguration {
+        guard let url else { throw StoreError.unavailable("PUSHRELAY_TEST_POSTGRES_URL is not set") }
+        var configuration = try PostgresStoreConfiguration(url: url)
+        configuration.schema = schema
+        configuration.maximumConnections = connectionsPerStore
+        return configuration
+    }
+
+    static func uniqueSchema() -> String {
+        "pushrelay_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    }
+
+    /// Runs `body` with a migrated store in a fresh schema, then drops the schema and closes the store.
+    static func withStore(_ body: (PostgresStore) async throws -> Void) async throws {
+        try await withStores(count: 1) { stores in
+            guard let store = stores.first else { return }
+            try await body(store)
+        }
+    }
+
+    /// Runs `body` with `count` stores ("relays") on one fresh schema, the first one migrated.
+    static func withStores(count: Int, _ body: ([PostgresStore]) async throws -> Void) async throws {
+        let configuration = try configuration()
+        await openStores.wait()
+        let stores = (0..<count).map { _ in PostgresStore(configuration: configuration) }
+        for store in stores { store.start() }
+        let result: Result<Void, any Error>
+        do {
+            if let first = stores.first { try await first.migrate() }
+            try await body(stores)
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        try? await stores.first?.dropSchema()
+        for store in stores { await store.shutdown() }
+        await openStores.signal()
+        try result.get()
+    }
+}
+
+/// Lets at most `limit` callers past ``wait()`` until they ``signal()``.
+actor AsyncSemaphore {
+    private var available: Int
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { available = limit }
+
+    func wait() async {
+        if available > 0 {
+            available -= 1
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func signal() {
+        if waiters.isEmpty {
+            available += 1
+        } else {
+            waiters.removeFirst().resume()
+        }
     }
 }
 

@@ -1,0 +1,91 @@
+import Foundation
+package import RelayCore
+
+/// An audit record with its place in the store: the order records were written in, whatever their `seq` says.
+/// Verification walks this order, so that a record moved elsewhere is named as reordered.
+package struct StoredAuditRecord: Sendable, Equatable {
+    /// Increases with every record written (across chains); the cursor of paginated queries.
+    package var position: Int64
+    package var record: AuditRecord
+
+    package init(position: Int64, record: AuditRecord) {
+        self.position = position
+        self.record = record
+    }
+}
+
+extension AuditEntry {
+    /// The entry as it will read back from a store: `before` and `after` pass through their stored text once.
+    ///
+    /// Stores keep those values as canonical JSON text, and a number such as `10.0` may read back as the integer
+    /// `10`, which hashes differently. Chaining the normalised entry makes the link computed at write time the one a
+    /// verifier computes from the stored record.
+    package func normalisedForStorage() -> AuditEntry {
+        var entry = self
+        entry.before = before.map(AuditJSONText.roundTrip)
+        entry.after = after.map(AuditJSONText.roundTrip)
+        return entry
+    }
+}
+
+/// How stores keep `before` and `after`: canonical JSON text.
+package enum AuditJSONText {
+    package static func encode(_ value: JSONValue) -> String { CanonicalJSON.string(value) }
+
+    package static func decode(_ text: String) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+    }
+
+    /// `value` after one trip through storage; unreadable text (never produced by ``encode(_:)``) keeps the value.
+    static func roundTrip(_ value: JSONValue) -> JSONValue {
+        (try? decode(encode(value))) ?? value
+    }
+}
+
+extension PushStore {
+    /// Walks the stored records of `chain` from its anchor in writing order, page by page, with each checkpoint fed
+    /// right after the record it signs; memory stays bounded whatever the chain's length.
+    ///
+    /// - Parameters:
+    ///   - publicKey: The key checkpoints must be signed with; `nil` compares their links only.
+    ///   - requireSignedEnd: Whether the last record must be covered by a valid checkpoint.
+    ///   - pageSize: Records read per query.
+    ///   - progress: Called with the number of records verified so far, after each page.
+    package func verifyAuditChain(
+        _ chain: String,
+        publicKey: AuditPublicKey? = nil,
+        requireSignedEnd: Bool = false,
+        pageSize: Int = 5_000,
+        progress: (Int) -> Void = { _ in }
+    ) async throws -> AuditVerification {
+        let anchor = try await auditAnchor(chain: chain) ?? .genesis(chain: chain)
+        var verifier = AuditVerifier(anchor: anchor, publicKey: publicKey)
+        var checkpoints = try await auditCheckpoints(chain: chain)[...]
+        // Checkpoints at or before the anchor sign records that were pruned; the one at the anchor still fits.
+        while let first = checkpoints.first, first.seq <= anchor.seq {
+            if first.seq == anchor.seq, verifier.feed(first) != nil { return verifier.finish(requireSignedEnd: false) }
+            checkpoints.removeFirst()
+        }
+        var position: Int64 = 0
+        var verified = 0
+        while true {
+            let page = try await auditRecords(chain: chain, after: position, limit: pageSize)
+            for stored in page {
+                if verifier.feed(stored.record) != nil { return verifier.finish(requireSignedEnd: requireSignedEnd) }
+                while let next = checkpoints.first, next.seq <= stored.record.seq {
+                    checkpoints.removeFirst()
+                    if next.seq == stored.record.seq, verifier.feed(next) != nil {
+                        return verifier.finish(requireSignedEnd: requireSignedEnd)
+                    }
+                }
+            }
+            verified += page.count
+            progress(verified)
+            guard let last = page.last, page.count == pageSize else { break }
+            position = last.position
+        }
+        // Checkpoints past the last record sign records that are gone.
+        for checkpoint in checkpoints where verifier.feed(checkpoint) != nil { break }
+        return verifier.finish(requireSignedEnd: requireSignedEnd)
+    }
+}

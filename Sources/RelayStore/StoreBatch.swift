@@ -1,0 +1,45 @@
+package import RelayCore
+
+
+/// Writes that go to the store together, in one transaction (see ``PushStore/commit(_:)``).
+package struct StoreBatch: Sendable, Equatable {
+    package var receipts: [Receipt] = []
+    package var receiptUpdates: [ReceiptUpdate] = []
+    /// Added to the stored counters.
+    package var usage: [UsageKey: UsageCounts] = [:]
+    /// Appended to the audit log in this order; each chain's records continue its stored head.
+    package var audit: [AuditRecord] = []
+    package var checkpoints: [AuditCheckpoint] = []
+
+    package init(
+        receipts: [Receipt] = [],
+        receiptUpdates: [ReceiptUpdate] = [],
+        usage: [UsageKey: UsageCounts] = [:],
+        audit: [AuditRecord] = [],
+        checkpoints: [AuditCheckpoint] = []
+    ) {
+        self.receipts = receipts
+        self.receiptUpdates = receiptUpdates
+        self.usage = usage
+        self.audit = audit
+        self.checkpoints = checkpoints
+    }
+
+    package var isEmpty: Bool {
+        receipts.isEmpty && receiptUpdates.isEmpty && usage.isEmpty && audit.isEmpty && checkpoints.isEmpty
+    }
+
+    /// Adds `other`'s writes after this batch's.
+    package mutating func append(_ other: StoreBatch) {
+        receipts += other.receipts
+        receiptUpdates += other.receiptUpdates
+        usage.merge(other.usage, uniquingKeysWith: +)
+        audit += other.audit
+        checkpoints += other.checkpoints
+    }
+
+    /// Counts one notification's outcome in the usage counters.
+    package mutating func count(_ counts: UsageCounts, for key: UsageKey) {
+        usage[key, default: UsageCounts()] = usage[key, default: UsageCounts()] + counts
+    }
+}

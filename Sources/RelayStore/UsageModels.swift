@@ -1,0 +1,85 @@
+package import Foundation
+package import RelayCore
+
+/// Notifications of one tenant, day and provider, by how they ended.
+package struct UsageCounts: Sendable, Equatable, Codable {
+    package var delivered = 0
+    /// DeviceNotRegistered or InvalidToken: the caller should drop the token.
+    package var tokenInvalid = 0
+    /// Refused by the relay's policy or the provider for the message itself (MessageTooBig, InvalidArgument,
+    /// CriticalAlertsNotAllowed, ProviderNotConfigured, ProviderConfigurationError).
+    package var rejected = 0
+    /// Refused by the tenant's rate limits (whole requests answered 429, and MessageRateExceeded).
+    package var rateLimited = 0
+    /// Not delivered for the relay's or the provider's trouble: ProviderUnavailable, Timeout.
+    package var failed = 0
+
+    package init(delivered: Int = 0, tokenInvalid: Int = 0, rejected: Int = 0, rateLimited: Int = 0, failed: Int = 0) {
+        self.delivered = delivered
+        self.tokenInvalid = tokenInvalid
+        self.rejected = rejected
+        self.rateLimited = rateLimited
+        self.failed = failed
+    }
+
+    package var total: Int { delivered + tokenInvalid + rejected + rateLimited + failed }
+    package var isZero: Bool { total == 0 }
+
+    package static func + (lhs: UsageCounts, rhs: UsageCounts) -> UsageCounts {
+        UsageCounts(
+            delivered: lhs.delivered + rhs.delivered,
+            tokenInvalid: lhs.tokenInvalid + rhs.tokenInvalid,
+            rejected: lhs.rejected + rhs.rejected,
+            rateLimited: lhs.rateLimited + rhs.rateLimited,
+            failed: lhs.failed + rhs.failed
+        )
+    }
+
+    /// One notification that ended with `errorCode` (`nil`: delivered).
+    package init(outcomeCode errorCode: String?) {
+        self.init()
+        switch errorCode {
+        case nil: delivered = 1
+        case "DeviceNotRegistered", "InvalidToken": tokenInvalid = 1
+        case "MessageRateExceeded", "TOO_MANY_REQUESTS": rateLimited = 1
+        case "ProviderUnavailable", "Timeout": failed = 1
+        default: rejected = 1
+        }
+    }
+}
+
+/// Where a ``UsageCounts`` belongs: a tenant, a UTC day and a provider.
+package struct UsageKey: Sendable, Hashable {
+    package var tenantID: String
+    /// `YYYY-MM-DD`, UTC.
+    package var day: String
+    package var provider: Provider
+
+    package init(tenantID: String, day: String, provider: Provider) {
+        self.tenantID = tenantID
+        self.day = day
+        self.provider = provider
+    }
+
+    package init(tenantID: String, date: Date, provider: Provider) {
+        self.init(tenantID: tenantID, day: UsageKey.day(of: date), provider: provider)
+    }
+
+    /// The UTC day of `date` as `YYYY-MM-DD`.
+    package static func day(of date: Date) -> String {
+        String(AuditTime.iso8601(millis: AuditTime.millis(date)).prefix(10))
+    }
+}
+
+/// One row of a tenant's usage report.
+package struct UsageRow: Sendable, Equatable {
+    package var day: String
+    package var provider: Provider
+    package var counts: UsageCounts
+
+    package init(day: String, provider: Provider, counts: UsageCounts) {
+        self.day = day
+        self.provider = provider
+        self.counts = counts
+    }
+}

@@ -1,0 +1,270 @@
+package import Foundation
+import PostgresNIO
+package import RelayCore
+package import RelayStore
+
+extension PostgresStore {
+    private static let receiptColumnNames = [
+        "id", "tenant_id", "key_id", "provider", "token_fingerprint", "is_critical", "status", "error_code", "message",
+        "remove_token", "provider_message_id", "expo_ticket_id", "created_at", "updated_at", "expires_at",
+    ]
+    private static let receiptColumns = receiptColumnNames.joined(separator: ", ")
+
+    /// Rows per multi-row statement: 1,000 receipts bind 15,000 parameters, well inside PostgreSQL's 65,535.
+    private static let rowsPerStatement = 1_000
+    /// Expired receipts are deleted this many per statement, so pruning never holds many row locks for long.
+    private static let pruneBatchSize = 5_000
+
+    package func insertReceipts(_ receipts: [Receipt]) async throws {
+        let statements = Self.insertStatements(receipts)
+        if statements.count == 1, let statement = statements.first {
+            try await execute(statement)
+        } else if !statements.isEmpty {
+            try await transaction { transaction in
+                for statement in statements { try await transaction.execute(statement) }
+            }
+        }
+    }
+
+    package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
+        let statements = Self.updateStatements(updates)
+        if statements.count == 1, let statement = statements.first {
+            try await execute(statement)
+        } else if !statements.isEmpty {
+            try await transaction { transaction in
+                for statement in statements { try await transaction.execute(statement) }
+            }
+        }
+    }
+
+    package func commit(_ batch: StoreBatch) async throws {
+        guard !batch.isEmpty else { return }
+        let statements =
+            Self.insertStatements(batch.receipts) + Self.updateStatements(batch.receiptUpdates)
+            + Self.usageStatements(batch.usage) + Self.auditStatements(batch.audit)
+            + Self.checkpointStatements(batch.checkpoints)
+        guard !statements.isEmpty else { return }
+        try await transaction { transaction in
+            for statement in statements { try await transaction.execute(statement) }
+        }
+    }
+
+    package func receipts(ids: [String], tenantID: String) async throws -> [Receipt] {
+        guard !ids.isEmpty else { return [] }
+        let unique = Array(Set(ids))
+        var found: [String: Receipt] = [:]
+        for row in try await rows(
+            """
+            SELECT \(unescaped: Self.receiptColumns) FROM receipts WHERE id = ANY(\(unique)) AND tenant_id = \(tenantID)
+            """
+        ) {
+            let receipt = try Receipt(row: row)
+            found[receipt.id] = receipt
+        }
+        // In the order asked, as `MemoryStore` answers.
+        return ids.compactMap { found[$0] }
+    }
+
+    package func pruneReceipts(now: Date) async throws -> Int {
+        let cutoff = now.unixSeconds
+        var total = 0
+        while true {
+            // `SKIP LOCKED`: relays pruning at the same moment take different receipts instead of waiting.
+            let rows = try await rows(
+                """
+                WITH doomed AS (
+                    SELECT id FROM receipts WHERE expires_at < \(cutoff) ORDER BY expires_at
+                    LIMIT \(Self.pruneBatchSize) FOR UPDATE SKIP LOCKED
+                ), deleted AS (
+                    DELETE FROM receipts WHERE id IN (SELECT id FROM doomed) RETURNING 1
+                )
+                SELECT count(*) FROM deleted
+                """
+            )
+            let deleted = try rows.first?.decode(Int.self) ?? 0
+            total += deleted
+            if deleted < Self.pruneBatchSize { return total }
+        }
+    }
+
+    // MARK: - ExpoReceiptStore
+
+    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+        guard limit > 0 else { return [] }
+        // The literal conditions match the partial index `receipts_pending_expo_by_created`.
+        return try await rows(
+            """
+            SELECT expo_ticket_id FROM receipts
+            WHERE status = 'pending' AND expo_ticket_id IS NOT NULL AND created_at < \(sentBefore.unixSeconds)
+            ORDER BY created_at LIMIT \(limit)
+            """
+        ).map { try $0.decode(String.self) }
+    }
+
+    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
+        let update = ReceiptUpdate(outcome: outcome, id: "", at: Date())
+        // The inner conditions match the partial index `receipts_pending_by_expo_ticket`; the outer `status`
+        // check makes a second relay recording the same ticket at once change nothing.
+        try await execute(
+            """
+            UPDATE receipts SET status = \(update.status.rawValue), error_code = \(update.errorCode),
+                message = \(update.message), remove_token = \(update.removeToken),
+                provider_message_id = COALESCE(\(update.providerMessageID), provider_message_id),
+                expo_ticket_id = \(update.expoTicketID), updated_at = \(update.updatedAt.unixSeconds)
+            WHERE status = 'pending' AND id = (
+                SELECT id FROM receipts
+                WHERE expo_ticket_id = \(ticketID) AND status = 'pending' AND expo_ticket_id IS NOT NULL
+                LIMIT 1
+            )
+            """
+        )
+    }
+
+    // MARK: - Usage
+
+    package func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
+        try await rows(
+            """
+            SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed FROM usage_daily
+            WHERE tenant_id = \(tenantID) AND day >= \(fromDay) ORDER BY day, provider COLLATE "C"
+            """
+        ).map(UsageRow.init(row:))
+    }
+
+    // MARK: - Statements
+
+    /// Multi-row upserts: a receipt id again replaces the receipt, as in `MemoryStore` (within one call, the last
+    /// receipt with an id wins; PostgreSQL refuses to upsert one row twice in a statement).
+    static func insertStatements(_ receipts: [Receipt]) -> [PostgresQuery] {
+        guard !receipts.isEmpty else { return [] }
+        var position: [String: Int] = [:]
+        var unique: [Receipt] = []
+        for receipt in receipts {
+            if let index = position[receipt.id] {
+                unique[index] = receipt
+            } else {
+                position[receipt.id] = unique.count
+                unique.append(receipt)
+            }
+        }
+        let width = receiptColumnNames.count
+        let replace = receiptColumnNames.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
+        return stride(from: 0, to: unique.count, by: rowsPerStatement).map { start in
+            let chunk = unique[start..<min(start + rowsPerStatement, unique.count)]
+            var binds = PostgresBindings(capacity: chunk.count * width)
+            var values: [String] = []
+            values.reserveCapacity(chunk.count)
+            for receipt in chunk {
+                values.append(PostgresBindings.placeholders(from: binds.count + 1, count: width))
+                binds.append(receipt.id)
+                binds.append(receipt.tenantID)
+                binds.append(receipt.keyID)
+                binds.append(receipt.provider.rawValue)
+                binds.append(receipt.tokenFingerprint)
+                binds.append(receipt.isCritical)
+                binds.append(receipt.status.rawValue)
+                binds.append(receipt.errorCode)
+                binds.append(receipt.message)
+                binds.append(receipt.removeToken)
+                binds.append(receipt.providerMessageID)
+                binds.append(receipt.expoTicketID)
+                binds.append(receipt.createdAt.unixSeconds)
+                binds.append(receipt.updatedAt.unixSeconds)
+                binds.append(receipt.expiresAt.unixSeconds)
+            }
+            return .assembled(
+                """
+                INSERT INTO receipts (\(receiptColumns)) VALUES \(values.joined(separator: ", "))
+                ON CONFLICT (id) DO UPDATE SET \(replace)
+                """,
+                binds: binds
+            )
+        }
+    }
+
+    /// Updates from a `VALUES` list, by id: the rules of ``Receipt/apply(_:)``. Several updates of one receipt in a
+    /// call are folded into one first, as applying them in order would leave it.
+    static func updateStatements(_ updates: [ReceiptUpdate]) -> [PostgresQuery] {
+        guard !updates.isEmpty else { return [] }
+        var folded: [String: ReceiptUpdate] = [:]
+        for update in updates {
+            var merged = update
+            // A known provider message id is kept when a later update brings none.
+            if merged.providerMessageID == nil { merged.providerMessageID = folded[update.id]?.providerMessageID }
+            folded[update.id] = merged
+        }
+        // In id order, so that concurrent commits lock shared rows in the same order and cannot deadlock.
+        let ordered = folded.values.sorted { $0.id < $1.id }
+        let types = ["text", "text", "text", "text", "boolean", "text", "text", "double precision"]
+        return stride(from: 0, to: ordered.count, by: rowsPerStatement).map { start in
+            let chunk = ordered[start..<min(start + rowsPerStatement, ordered.count)]
+            var binds = PostgresBindings(capacity: chunk.count * types.count)
+            var values: [String] = []
+            values.reserveCapacity(chunk.count)
+            for update in chunk {
+                values.append(PostgresBindings.placeholders(from: binds.count + 1, count: types.count, types: types))
+                binds.append(update.id)
+                binds.append(update.status.rawValue)
+                binds.append(update.errorCode)
+                binds.append(update.message)
+                binds.append(update.removeToken)
+                binds.append(update.providerMessageID)
+                binds.append(update.expoTicketID)
+                binds.append(update.updatedAt.unixSeconds)
+            }
+            return .assembled(
+                """
+                UPDATE receipts AS r SET status = u.status, error_code = u.error_code, message = u.message,
+                    remove_token = u.remove_token,
+                    provider_message_id = COALESCE(u.provider_message_id, r.provider_message_id),
+                    expo_ticket_id = u.expo_ticket_id, updated_at = u.updated_at
+                FROM (VALUES \(values.joined(separator: ", ")))
+                    AS u (id, status, error_code, message, remove_token, provider_message_id, expo_ticket_id,
+                        updated_at)
+                WHERE r.id = u.id
+                """,
+                binds: binds
+            )
+        }
+    }
+
+    /// Adds usage counters: one upsert per 1,000 rows, in key order (so concurrent commits cannot deadlock).
+    static func usageStatements(_ usage: [UsageKey: UsageCounts]) -> [PostgresQuery] {
+        let rows = usage.filter { !$0.value.isZero }.sorted {
+            ($0.key.tenantID, $0.key.day, $0.key.provider.rawValue) < (
+                $1.key.tenantID, $1.key.day, $1.key.provider.rawValue
+            )
+        }
+        let width = 8
+        return stride(from: 0, to: rows.count, by: rowsPerStatement).map { start in
+            let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+            var binds = PostgresBindings(capacity: chunk.count * width)
+            var values: [String] = []
+            for (key, counts) in chunk {
+                values.append(PostgresBindings.placeholders(from: binds.count + 1, count: width))
+                binds.append(key.tenantID)
+                binds.append(key.day)
+                binds.append(key.provider.rawValue)
+                binds.append(counts.delivered)
+                binds.append(counts.tokenInvalid)
+                binds.append(counts.rejected)
+                binds.append(counts.rateLimited)
+                binds.append(counts.failed)
+            }
+            return .assembled(
+                """
+                INSERT INTO usage_daily AS u (tenant_id, day, provider, delivered, token_invalid, rejected,
+                    rate_limited, failed)
+                VALUES \(values.joined(separator: ", "))
+                ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
+                    delivered = u.delivered + EXCLUDED.delivered,
+                    token_invalid = u.token_invalid + EXCLUDED.token_invalid,
+                    rejected = u.rejected + EXCLUDED.rejected,
+                    rate_limited = u.rate_limited + EXCLUDED.rate_limited,
+                    failed = u.failed + EXCLUDED.failed
+                """,
+                binds: binds
+            )
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import RelayCore
+import RelayStore
+import Testing
+
+/// The operators' issue's part of the store contract: tenant policy and soft deletion, operator tokens, usage
+/// counters and group commits. Runs on every store of ``StoreKind/all``.
+@Suite(.timeLimit(.minutes(1)))
+struct OperatorConformanceTests {
+    @Test(arguments: StoreKind.all)
+    func tenantPolicyFieldsRoundTrip(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var tenant = Fixture.tenant("a")
+            tenant.allowedProviders = [.apns, .expo]
+            tenant.criticalChannel = "pager"
+            tenant.note = "ops@example.com, ticket 42"
+            try await store.createTenant(tenant)
+            #expect(try await store.tenant(id: tenant.id) == tenant)
+
+            tenant.allowedProviders = []
+            tenant.criticalChannel = nil
+            tenant.note = nil
+            tenant.deletedAt = Fixture.date(60)
+            try await store.updateTenant(tenant)
+            let stored = try #require(try await store.tenant(named: "a"))
+            #expect(stored == tenant)
+            #expect(stored.isDeleted)
+            #expect(stored.allows(.fcm) == false)
+        }
+    }
+
+    @Test(arguments: StoreKind.all)
+    func everyProviderIsAllowedWhenNoneAreNamed(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.createTenant(Fixture.tenant("a"))
+            let stored = try #require(try await store.tenant(named: "a"))
+            #expect(stored.allowedProviders == nil)
+            #expect(Provider.allCases.allSatisfy(stored.allows))
+        }
+    }
+
+    @Test(arguments: StoreKind.all)
+    func operatorsAreCreatedListedAndRevoked(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let alice = OperatorRecord(
+                id: "op1",
+                name: "alice",
+                role: .admin,
+                secretHash: [1, 2, 3],
+                createdAt: Fixture.t0
+            )
+            let bob = OperatorRecord(
+                id: "op2",
+                name: "bob",
+                role: .auditor,
+                secretHash: [4, 5, 6],
+                createdAt: Fixture.date(1)
+            )
+            try await store.createOperator(bob)
+            try await store.createOperator(alice)
+            #expect(try await store.operators().map(\.name) == ["alice", "bob"])
+            #expect(try await store.operatorRecord(id: "op2") == bob)
+            #expect(try await store.operatorRecord(id: "nobody") == nil)
+
+            var revoked = bob
+            revoked.revokedAt = Fixture.date(5)
+            try await store.updateOperator(revoked)
+            #expect(try await store.operatorRecord(id: "op2") == revoked)
+            #expect(try await store.operatorRecord(id: "op2")?.isActive == false)
+        }
+    }
+
+    @Test(arguments: StoreKind.all)
+    func takenOperatorNameIsADuplicateAndUnknownOperatorIsNotFound(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.createOperator(OperatorRecord(id: "op1", name: "alice", role: .admin, secretHash: [1]))
+            let duplicate = await #expect(throws: StoreError.self) {
+                try await store.createOperator(OperatorRecord(id: "op9", name: "alice", role: .auditor, secretHash: [2]))
+            }
+            #expect(duplicate?.kind == .duplicate)
+            let missing = await #expect(throws: StoreError.self) {
+                try await store.updateOperator(OperatorRecord(id: "op9", name: "x", role: .admin, secretHash: [2]))
+            }
+            #expect(missing?.kind == .notFound)
+        }
+    }
+
+    @Test(arguments: StoreKind.all)
+    func groupCommitWritesReceiptsUpdatesAndUsageTogether(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.insertReceipts([Fixture.receipt("r0")])
+            let day = UsageKey.day(of: Fixture.t0)
+            var batch = StoreBatch(
+                receipts: [Fixture.receipt("r1"), Fixture.receipt("r2", provider: .fcm)],
+                receiptUpdates: [ReceiptUpdate(outcome: .delivered(providerMessageID: "m0"), id: "r0", at: Fixture.date(2))]
+            )
+            batch.count(UsageCounts(delivered: 2), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns))
+            batch.count(UsageCounts(tokenInvalid: 1), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns))
+            batch.count(UsageCounts(failed: 1), for: UsageKey(tenantID: "tenant-a", day: day, provider: .fcm))
+            batch.count(UsageCounts(delivered: 7), for: UsageKey(tenantID: "tenant-b", day: day, provider: .fcm))
+            try await store.commit(batch)
+            // A second batch adds to the same counters.
+            var second = StoreBatch()
+            second.count(UsageCounts(rateLimited: 3), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns))
+            try await store.commit(second)
+
+            let receipts = try await store.receipts(ids: ["r0", "r1", "r2"], tenantID: "tenant-a")
+            #expect(Set(receipts.map(\.id)) == ["r0", "r1", "r2"])
+            #expect(receipts.first { $0.id == "r0" }?.status == .ok)
+            #expect(
+                try await store.usage(tenantID: "tenant-a", fromDay: day) == [
+                    UsageRow(day: day, provider: .apns, counts: UsageCounts(delivered: 2, tokenInvalid: 1, rateLimited: 3)),
+                    UsageRow(day: day, provider: .fcm, counts: UsageCounts(failed: 1)),
+                ]
+            )
+        }
+    }
+
+    @Test(arguments: StoreKind.all)
+    func usageIsReportedFromTheGivenDayOn(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var batch = StoreBatch()
+            for (offset, count) in [(0, 1), (1, 2), (2, 3)] {
+                let day = UsageKey.day(of: Fixture.date(offset * 86_400))
+                batch.count(UsageCounts(delivered: count), for: UsageKey(tenantID: "t", day: day, provider: .expo))
+            }
+            try await store.commit(batch)
+            let fromSecondDay = try await store.usage(tenantID: "t", fromDay: UsageKey.day(of: Fixture.date(86_400)))
+            #expect(fromSecondDay.map(\.counts.delivered) == [2, 3])
+            #expect(try await store.usage(tenantID: "other", fromDay: "1970-01-01").isEmpty)
+        }
+    }
+}
+
+@Suite
+struct UsageKeyTests {
+    @Test(arguments: [
+        (0.0, "1970-01-01"), (86_399.9, "1970-01-01"), (86_400, "1970-01-02"), (951_782_400, "2000-02-29"),
+        (1_750_000_000, "2025-06-15"), (4_107_542_400, "2100-03-01"), (-1, "1969-12-31"),
+    ])
+    func dayIsTheUTCCalendarDay(seconds: Double, expected: String) {
+        #expect(UsageKey.day(of: Date(timeIntervalSince1970: seconds)) == expected)
+    }
+
+    @Test(arguments: [
+        (nil, "delivered"), ("DeviceNotRegistered", "tokenInvalid"), ("InvalidToken", "tokenInvalid"),
+        ("MessageRateExceeded", "rateLimited"), ("ProviderUnavailable", "failed"), ("Timeout", "failed"),
+        ("MessageTooBig", "rejected"), ("CriticalAlertsNotAllowed", "rejected"),
+    ] as [(String?, String)])
+    func outcomeCodesFallIntoTheirColumn(code: String?, column: String) {
+        let counts = UsageCounts(outcomeCode: code)
+        let columns = [
+            "delivered": counts.delivered, "tokenInvalid": counts.tokenInvalid, "rejected": counts.rejected,
+            "rateLimited": counts.rateLimited, "failed": counts.failed,
+        ]
+        #expect(columns[column] == 1)
+        #expect(counts.total == 1)
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import RelayCore
+import RelayStore
+import RelayStorePostgres
+import Testing
+
+/// How `store.url` becomes a connection; no server needed.
+@Suite struct PostgresStoreConfigurationTests {
+    @Test func fullURLIsParsed() throws {
+        let configuration = try PostgresStoreConfiguration(
+            url: "postgresql://relay:s%40cret%2Fx@db.example:6543/pushrelay?sslmode=verify-full&search_path=relay_a"
+                + "&pool_max=4&sslrootcert=/etc/ca.pem"
+        )
+        #expect(
+            configuration
+                == PostgresStoreConfiguration(
+                    host: "db.example",
+                    port: 6543,
+                    username: "relay",
+                    password: "s@cret/x",
+                    database: "pushrelay",
+                    tls: .verifyFull,
+                    rootCertificateFile: "/etc/ca.pem",
+                    schema: "relay_a",
+                    maximumConnections: 4
+                )
+        )
+        #expect(!configuration.description.contains("cret"), "the password is never shown")
+        #expect(configuration.description.contains("redacted"))
+    }
+
+    @Test func defaultsFollowPsql() throws {
+        let configuration = try PostgresStoreConfiguration(url: "postgres://pushrelay@127.0.0.1")
+        #expect(configuration.port == 5432)
+        #expect(configuration.database == "pushrelay", "the user's name, as psql")
+        #expect(configuration.password == nil)
+        #expect(configuration.tls == .prefer)
+        #expect(configuration.schema == nil)
+    }
+
+    @Test(arguments: [
+        "sqlite://relay.db",
+        "postgres://127.0.0.1:5432/db",
+        "postgres://user@/db",
+        "postgres://user@host/db?sslmode=sometimes",
+        "postgres://user@host/db?search_path=Public",
+        "postgres://user@host/db?search_path=a;drop",
+        "postgres://user@host/db?pool_max=0",
+        "postgres://user:hunter2@host/db?color=blue",
+    ])
+    func unusableURLIsRefusedWithoutQuotingIt(url: String) {
+        let error = #expect(throws: StoreError.self) { try PostgresStoreConfiguration(url: url) }
+        guard case .unavailable(let message)? = error else { return }
+        #expect(!message.contains("hunter2"))
+    }
+}
+
+/// What only PostgreSQL has to get right: several relays on one database.
+@Suite(.enabled(if: PostgresTestDatabase.isAvailable), .timeLimit(.minutes(1)))
+struct PostgresStoreTests {
+    @Test func relaysMigratingAtOnceApplyEachMigrationOnce() async throws {
+        try await PostgresTestDatabase.withStores(count: 4) { stores in
+            // The first store migrated already; all migrate again at once, then once more.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for store in stores { group.addTask { try await store.migrate() } }
+                try await group.waitForAll()
+            }
+            let applied = try await stores[1].appliedMigrations()
+            #expect(applied.count == Set(applied).count)
+            #expect(applied.first == "v1")
+            try await stores[2].migrate()
+            #expect(try await stores[3].appliedMigrations() == applied)
+        }
+    }
+
+    @Test func freshSchemaMigratedByManyRelaysAtOnce() async throws {
+        let configuration = try PostgresTestDatabase.configuration()
+        let stores = (0..<3).map { _ in PostgresStore(configuration: configuration) }
+        for store in stores { store.start() }
+        var failure: (any Error)?
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for store in stores { group.addTask { try await store.migrate() } }
+                try await group.waitForAll()
+            }
+            try await stores[0].createTenant(Fixture.tenant("a"))
+            #expect(try await stores[2].tenant(named: "a") == Fixture.tenant("a"))
+        } catch {
+            failure = error
+        }
+        try? await stores[0].dropSchema()
+        for store in stores { await store.shutdown() }
+        if let failure { throw failure }
+    }
+
+    @Test func datesRoundTripBitForBit() async throws {
+        try await PostgresTestDatabase.withStore { store in
+            let created = Date(timeIntervalSince1970: 1_750_000_000.123_456_7)
+            let tenant = Tenant(id: "t1", name: "fractional", createdAt: created)
+            try await store.createTenant(tenant)
+            let stored = try #require(try await store.tenant(id: "t1"))
+            #expect(stored.createdAt.timeIntervalSince1970.bitPattern == created.timeIntervalSince1970.bitPattern)
+        }
+    }
+
+    @Test func relaysAgreeOnOneFingerprintKey() async throws {
+        try await PostgresTestDatabase.withStores(count: 3) { stores in
+            let keys = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+                for store in stores { group.addTask { try await store.fingerprintKey() } }
+                return try await group.reduce(into: [[UInt8]]()) { $0.append($1) }
+            }
+            #expect(Set(keys).count == 1)
+        }
+    }
+
+    @Test func storeFailsCleanlyAfterShutdown() async throws {
+        let store = PostgresStore(configuration: try PostgresTestDatabase.configuration())
+        store.start()
+        try await store.migrate()
+        try await store.dropSchema()
+        await store.shutdown()
+        await #expect(throws: (any Error).self) { try await store.ping() }
+    }
+
+    // MARK: - Rate-limit leases
+
+    @Test func leasesComputeWhatThePureBucketComputes() async throws {
+        try await PostgresTestDatabase.withStore { store in
+            var model: [String: SharedRateLimitBucket] = [:]
+            var generator = SeededGenerator(seed: 42)
+            let limitChoices = [
+                RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 1_000, perDevicePerMinute: 1),
+                RateLimits(ratePerSecond: 2.5, burst: 7, dailyQuota: 40, perDevicePerMinute: 1),
+                RateLimits(ratePerSecond: 1_000, burst: 10, dailyQuota: 100_000, perDevicePerMinute: 1),
+            ]
+            // Starts shortly before a UTC midnight, so the daily count rolls over on the way.
+            var now = 1_750_032_000.0 - 30
+            for step in 0..<400 {
+                now += Double(UInt64.random(in: 0...40, using: &generator)) / 100
+                let tenant = "tenant-\(step % 3)"
+                let limits = limitChoices[step % 3]
+                let minimum = Int.random(in: 1...5, using: &generator)
+                let request = RateLimitLeaseRequest(
+                    limits: limits,
+                    now: now,
+                    minimum: minimum,
+                    maximum: minimum + Int.random(in: 0...5, using: &generator)
+                )
+                let expected = model[tenant, default: SharedRateLimitBucket()].lease(request)
+                let grant = try await store.leaseRateLimit(tenantID: tenant, request)
+                #expect(grant == expected, "step \(step)")
+                if grant != expected { return }
+            }
+        }
+    }
+
+    @Test func concurrentLeasesNeverGrantMoreThanTheBurst() async throws {
+        try await PostgresTestDatabase.withStores(count: 2) { stores in
+            let limits = RateLimits(ratePerSecond: 1, burst: 100, dailyQuota: 1_000, perDevicePerMinute: 1)
+            let request = RateLimitLeaseRequest(limits: limits, now: 1_750_000_000, minimum: 1, maximum: 3)
+            let granted = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<60 {
+                    group.addTask {
+                        try await stores[index % 2].leaseRateLimit(tenantID: "busy", request).granted
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(granted == 100, "60 leases of up to 3 at one instant share a burst of 100 exactly")
+        }
+    }
+
+    /// Two relays, each with its own limiter and connection pool, take turns at twice the tenant's rate over
+    /// simulated seconds; the database's bucket keeps their total within 10 % of `rate × time + burst`.
+    @Test func twoRelaysOnOneDatabaseStayWithinTheLimits() async throws {
+        try await PostgresTestDatabase.withStores(count: 2) { stores in
+            let limits = RateLimits(ratePerSecond: 20, burst: 50, dailyQuota: 1_000_000, perDevicePerMinute: 1)
+            var relays = [LeasedRateLimiter(limits: limits), LeasedRateLimiter(limits: limits)]
+            let t0 = 1_750_000_000.0
+            let seconds = 30.0
+            let steps = Int(seconds * 40)
+            var admitted = 0
+            for step in 0..<steps {
+                let now = t0 + Double(step) / 40
+                let relay = step % 2
+                let count = 1 + step % 2
+                let decision: TenantRateLimiter.Decision
+                switch relays[relay].admit(count, now: now) {
+                case .decided(let decided):
+                    decision = decided
+                case .lease(let lease):
+                    let grant = try await stores[relay].leaseRateLimit(tenantID: "shared", lease.request)
+                    decision = relays[relay].leaseAnswered(grant, lease, now: now)
+                }
+                if case .admitted = decision { admitted += count }
+            }
+            let allowed = limits.ratePerSecond * seconds + Double(limits.burst)
+            #expect(Double(admitted) <= allowed * 1.1)
+            #expect(Double(admitted) >= allowed * 0.9)
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so that a failing sequence can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
