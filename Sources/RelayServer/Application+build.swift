@@ -3,9 +3,9 @@ import HummingbirdCore
 import HummingbirdHTTP2
 package import Logging
 import NIOSSL
-package import RelayCore
-package import RelayProviders
-package import RelayStore
+import RelayCore
+import RelayProviders
+import RelayStore
 package import ServiceLifecycle
 
 /// What the relay application is made of; the executable builds it from relay.conf, tests from their own parts.
@@ -47,18 +47,21 @@ package struct RelayApplicationParts: Sendable {
 /// Builds the relay's router: every route, behind the responder that adds request ids, logs and JSON errors.
 package func buildRouter(_ parts: RelayApplicationParts) -> RelayResponderBuilder {
     let router = Router(context: RelayRequestContext.self)
+    router.add(middleware: RefusalAuditMiddleware(relay: parts.relay))
     NativeAPI(relay: parts.relay).addRoutes(to: router)
     ExpoAPI(relay: parts.relay).addRoutes(to: router)
     OneUptimeAPI(relay: parts.relay).addRoutes(to: router)
     HealthAPI(relay: parts.relay, metrics: parts.metrics).addRoutes(to: router)
-    return RelayResponderBuilder(router: router)
+    AdminAPI(relay: parts.relay).addRoutes(to: router)
+    return RelayResponderBuilder(router: router, relay: parts.relay)
 }
 
 package struct RelayResponderBuilder: HTTPResponderBuilder {
     let router: Router<RelayRequestContext>
+    let relay: Relay
 
     package func buildResponder() -> RelayResponder<Router<RelayRequestContext>.Responder> {
-        RelayResponder(base: router.buildResponder())
+        RelayResponder(base: router.buildResponder(), relay: relay)
     }
 }
 
@@ -87,7 +90,8 @@ package func buildApplication(_ parts: RelayApplicationParts) throws -> some App
         configuration: .init(address: .hostname(parts.host, port: parts.port), serverName: nil),
         // Start order; shutdown runs in reverse after the listener stops: the delivery queue drains first, then the
         // other services, and the upstream clients (listed first by the caller) close last.
-        services: parts.services + [parts.relay.queue],
+        // The commit queue stops after the delivery queue, so the last outcomes are committed.
+        services: parts.services + [parts.relay.commits, parts.relay.queue],
         onServerRunning: { channel in await parts.onServerRunning(channel.localAddress?.port) },
         logger: parts.logger
     )

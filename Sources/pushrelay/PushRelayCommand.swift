@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import RelayCore
 
 @main
@@ -9,9 +10,30 @@ struct PushRelayCommand: AsyncParsableCommand {
         version: RelayVersion.current,
         subcommands: [
             ServeCommand.self, DemoCommand.self, SimulateCommand.self, CheckConfigCommand.self,
-            TenantCommand.self, KeyCommand.self,
+            TenantCommand.self, KeyCommand.self, OperatorCommand.self, UsageCommand.self, AuditCommand.self,
         ]
     )
+
+    /// ArgumentParser's `main`, except that `audit verify` exits with status 2 on a usage error (its documented
+    /// statuses are 0 intact, 1 altered, 2 usage or configuration error; ArgumentParser's own is 64).
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let isVerify = arguments.prefix(2).elementsEqual(["audit", "verify"])
+            if isVerify, !(error is ExitCode), exitCode(for: error) != .success {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 /// `--config` and `--json`, shared by the commands that work on a relay's store.

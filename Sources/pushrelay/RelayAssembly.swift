@@ -6,6 +6,7 @@ import RelayHTTP2
 import RelayProviders
 import RelayServer
 import RelayStore
+import RelayStorePostgres
 import ServiceLifecycle
 
 /// Builds a running relay's parts from its configuration: the store, one HTTP/2 client per provider, the senders
@@ -22,8 +23,12 @@ struct RelayAssembly {
         switch configuration.store.location {
         case .sqlite(let path)?: store = try SQLiteStore(path: path)
         case .sqliteInMemory?: store = try SQLiteStore(path: ":memory:")
-        case .postgres?:
-            throw CLIError("store.url: PostgreSQL arrives with the operators issue; use sqlite:// for now")
+        case .postgres(let url)?:
+            let postgres = try PostgresStore(url: url, logger: Logger(label: "pushrelay.store"))
+            // Its connection pool runs from now on (the migrations need it) until the process ends, or until
+            // `PostgresStoreService`, listed first among `serve`'s services, closes it after everything else.
+            postgres.start()
+            store = postgres
         case nil:
             throw CLIError("store.url: \(configuration.store.url) is not a store URL")
         }
@@ -105,8 +110,12 @@ struct RelayAssembly {
             senders: senders,
             settings: RelaySettings(
                 waitDeadline: .milliseconds(configuration.receipts.requestDeadlineMs),
-                receiptLifetime: TimeInterval(configuration.receipts.ttlHours) * 3600
+                receiptLifetime: TimeInterval(configuration.receipts.ttlHours) * 3600,
+                trustedProxies: TrustedProxies(configuration.server.trustedProxies),
+                tenantDefaults: configuration.limits
             ),
+            commits: CommitQueue(store: store, settings: configuration.audit.logSettings, logger: logger),
+            rateLimitLeases: store as? PostgresStore,
             logger: logger
         )
         let poller = ExpoReceiptPoller(
@@ -118,12 +127,26 @@ struct RelayAssembly {
             logger: logger
         )
         // Start order; they stop in reverse, after the delivery queue has drained: the clients close last.
-        let services: [any Service] = [
+        var services: [any Service] = [
             ClientShutdownService(clients: Array(clients.values)),
-            MaintenanceService(relay: relay, logger: logger),
+            MaintenanceService(relay: relay, auditRetention: auditRetention(configuration, store: store), logger: logger),
             ExpoReceiptService(poller: poller),
         ]
+        // First, so that it stops last: the PostgreSQL pool closes after the final receipts and key usage are written.
+        if let postgres = store as? PostgresStore { services.insert(PostgresStoreService(store: postgres), at: 0) }
         return RelayAssembly(relay: relay, clients: clients, services: services, expoReceipts: poller)
+    }
+
+    /// The daily pruning of this instance's audit chains (its own and its command-line tools'); `nil` when the audit
+    /// log is off.
+    static func auditRetention(_ configuration: RelayConfiguration, store: any PushStore) -> AuditRetention? {
+        guard configuration.audit.enabled else { return nil }
+        return AuditRetention(
+            store: store,
+            retention: configuration.audit.retention,
+            signingKey: configuration.audit.auditSigningKey,
+            chains: [configuration.audit.instance, configuration.audit.cliChain]
+        )
     }
 
     /// Pool gauges for `/metrics`, read at scrape time.

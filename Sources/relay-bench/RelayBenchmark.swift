@@ -28,6 +28,8 @@ struct RelayBenchmark: AsyncParsableCommand {
     var provider = "apns"
     @Option(help: "The pushrelay executable (default: beside relay-bench).")
     var pushrelay: String?
+    @Option(help: "The relay's audit log: on or off (to measure its cost).")
+    var audit = "on"
 
     func run() async throws {
         let executable = pushrelay ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushrelay").path
@@ -35,6 +37,7 @@ struct RelayBenchmark: AsyncParsableCommand {
             throw ValidationError("no pushrelay executable at \(executable); build it (swift build -c release --product pushrelay)")
         }
         guard let kind = Provider(rawValue: provider) else { throw ValidationError("--provider: apns, fcm or expo") }
+        guard audit == "on" || audit == "off" else { throw ValidationError("--audit: on or off") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-bench-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -68,6 +71,9 @@ struct RelayBenchmark: AsyncParsableCommand {
             per_device_per_minute = 1000000
             [logging]
             level = "warning"
+            [audit]
+            enabled = \(audit == "on")
+            instance = "bench"
 
             """ + credentials.relayConfiguration(caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL)
         let configPath = directory + "/relay.conf"
@@ -129,6 +135,7 @@ struct RelayBenchmark: AsyncParsableCommand {
 
         let report: [String: Any] = [
             "provider": kind.rawValue,
+            "audit": audit,
             "single_requests": requests, "single_failed": single.failed,
             "single_requests_per_second": TransportBenchmark.rounded(Double(single.succeeded) / single.seconds, 1),
             "single_p50_ms": TransportBenchmark.rounded(single.percentile(0.5), 3),
@@ -224,7 +231,7 @@ struct RelayBenchmark: AsyncParsableCommand {
     }
 
     static func collect(_ group: TaskGroup<TransportBenchmark.Result>) async -> TransportBenchmark.Result {
-        var group = group
+        let group = group
         var all = TransportBenchmark.Result()
         for await part in group {
             all.succeeded += part.succeeded

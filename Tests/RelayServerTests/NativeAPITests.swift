@@ -273,6 +273,23 @@ struct DisablingStore: PushStore {
     func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
     func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] { try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit) }
     func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws { try await base.recordExpoReceipt(ticketID: ticketID, outcome: outcome) }
+    func commit(_ batch: StoreBatch) async throws { try await base.commit(batch) }
+    func createOperator(_ record: OperatorRecord) async throws { try await base.createOperator(record) }
+    func operatorRecord(id: String) async throws -> OperatorRecord? { try await base.operatorRecord(id: id) }
+    func operators() async throws -> [OperatorRecord] { try await base.operators() }
+    func updateOperator(_ record: OperatorRecord) async throws { try await base.updateOperator(record) }
+    func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] { try await base.usage(tenantID: tenantID, fromDay: fromDay) }
+    func auditHead(chain: String) async throws -> AuditAnchor? { try await base.auditHead(chain: chain) }
+    func auditChains() async throws -> [String] { try await base.auditChains() }
+    func auditAnchor(chain: String) async throws -> AuditAnchor? { try await base.auditAnchor(chain: chain) }
+    func auditRecords(chain: String, after position: Int64, limit: Int) async throws -> [StoredAuditRecord] {
+        try await base.auditRecords(chain: chain, after: position, limit: limit)
+    }
+    func auditRecords(matching filter: AuditFilter, after position: Int64, limit: Int) async throws -> [StoredAuditRecord] {
+        try await base.auditRecords(matching: filter, after: position, limit: limit)
+    }
+    func auditCheckpoints(chain: String) async throws -> [AuditCheckpoint] { try await base.auditCheckpoints(chain: chain) }
+    func pruneAudit(to anchor: AuditAnchor) async throws -> Int { try await base.pruneAudit(to: anchor) }
 }
 
 @Suite(.timeLimit(.minutes(1)))

@@ -35,7 +35,7 @@ package struct ExpoMessage: Sendable, Equatable {
                 "volume": .double(message.sound.volume ?? APNsPayload.defaultCriticalVolume),
             ])
             json["priority"] = .string(PushPriority.high.rawValue)
-            json["channelId"] = .string(settings.androidCriticalChannelId)
+            json["channelId"] = .string(push.criticalChannel ?? settings.androidCriticalChannelId)
         } else {
             if let level = message.interruptionLevel { json["interruptionLevel"] = .string(level.rawValue) }
             if let sound = Self.sound(push) { json["sound"] = sound }

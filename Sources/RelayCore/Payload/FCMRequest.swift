@@ -46,7 +46,7 @@ package struct FCMRequest: Sendable, Equatable {
         if let collapseId = message.collapseId { android["collapse_key"] = .string(collapseId) }
         if isAlert {
             var androidNotification: [String: JSONValue] = [:]
-            let channel = push.isCritical ? settings.androidCriticalChannelId : message.channelId
+            let channel = push.isCritical ? push.criticalChannel ?? settings.androidCriticalChannelId : message.channelId
             if let channel { androidNotification["channel_id"] = .string(channel) }
             if let sound = Self.sound(push) { androidNotification["sound"] = .string(sound) }
             // A later push with the same collapse id replaces the shown notification, as apns-collapse-id does.

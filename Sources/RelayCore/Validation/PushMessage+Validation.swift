@@ -151,6 +151,9 @@ package struct ResolvedPush: Sendable, Equatable {
     /// Normalised criticality (``PushMessage/isCritical``).
     package let isCritical: Bool
     package let pushType: APNsPushType
+    /// The Android channel of this push when critical, set by the relay from the tenant's policy; `nil` uses
+    /// ``PayloadSettings/androidCriticalChannelId``.
+    package var criticalChannel: String?
 
     fileprivate init(message: PushMessage, token: String, provider: Provider) {
         self.message = message

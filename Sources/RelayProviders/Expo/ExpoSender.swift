@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import Logging
 package import RelayCore
 package import RelayHTTP2

@@ -22,10 +22,10 @@ struct ExpoAPI: Sendable {
     }
 
     func send(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(bearerKey(request))
+        let identity = try await relay.authenticator.authenticate(bearerKey(request), trail: context.trail)
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let (pushes, unwrapped) = try Self.parse(json)
-        let result = try await relay.push(pushes, identity: identity, logger: context.logger)
+        let result = try await relay.push(pushes, identity: identity, trail: context.trail, logger: context.logger)
         let tickets = result.tickets.map(\.expoJSON)
         // Expo answers a single unwrapped message to one recipient with a bare ticket.
         let data: JSONValue = unwrapped && tickets.count == 1 ? tickets[0] : .array(tickets)
@@ -33,7 +33,7 @@ struct ExpoAPI: Sendable {
     }
 
     func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(bearerKey(request))
+        let identity = try await relay.authenticator.authenticate(bearerKey(request), trail: context.trail)
         let ids = try NativeAPI.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         let found = try await relay.receipts(ids: ids, identity: identity)
         // Expo leaves out receipts that are not ready.

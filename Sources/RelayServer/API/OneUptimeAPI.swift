@@ -21,27 +21,28 @@ struct OneUptimeAPI: Sendable {
     }
 
     func send(_ request: Request, context: RelayRequestContext, pathKey: String?) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(pathKey ?? bearerKey(request))
+        let identity = try await relay.authenticator.authenticate(pathKey ?? bearerKey(request), trail: context.trail)
         let json: JSONValue
         switch await Self.readBody(request, limit: relay.settings.maxBodyBytes) {
         case .success(let body): json = body
         case .failure(let error):
             guard error.status == .badRequest else { throw error }
-            return Self.error(.badRequest, error.entries.first?.message ?? "invalid body")
+            return await invalid(error.entries.first?.message ?? "invalid body", context)
         }
         guard case .object(let object) = json else { return Self.error(.badRequest, "the body must be a JSON object") }
         if let unknown = object.keys.sorted().first(where: { !Self.fields.contains($0) }) {
-            return Self.error(.badRequest, "unknown field '\(unknown)'")
+            return await invalid("unknown field '\(unknown)'", context)
         }
         var issues: [ValidationIssue] = []
         guard let message = PushMessage.parse(json, at: .root, issues: &issues) else {
-            return Self.error(.badRequest, issues.map(\.description).joined(separator: "; "))
+            return await invalid(issues.map(\.description).joined(separator: "; "), context)
         }
         let result: Relay.PushResult
         switch await Self.push(relay, message.pushes, identity: identity, context: context) {
         case .success(let pushed): result = pushed
         case .failure(let error):
             guard error.status == .tooManyRequests else { throw error }
+            await relay.recordRefusal(error, trail: context.trail)
             return jsonResponse(
                 .object(["error": .string("TOO_MANY_REQUESTS"), "message": .string(error.entries.first?.message ?? "")]),
                 status: .tooManyRequests,
@@ -86,10 +87,16 @@ struct OneUptimeAPI: Sendable {
         context: RelayRequestContext
     ) async -> Result<Relay.PushResult, RelayHTTPError> {
         do {
-            return .success(try await relay.push(pushes, identity: identity, logger: context.logger))
+            return .success(try await relay.push(pushes, identity: identity, trail: context.trail, logger: context.logger))
         } catch {
             return .failure(error)
         }
+    }
+
+    /// OneUptime's 400 for an invalid request, after its audit record.
+    func invalid(_ message: String, _ context: RelayRequestContext) async -> Response {
+        await relay.recordRefusal(RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: message), trail: context.trail)
+        return Self.error(.badRequest, message)
     }
 
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {

@@ -37,8 +37,12 @@ package final class Authenticator: Sendable {
     ///
     /// - Throws: ``RelayHTTPError/unauthorized`` for a missing, malformed, unknown, revoked or expired key, or a
     ///   wrong secret (without saying which); ``RelayHTTPError/tenantDisabled`` for a disabled or deleted tenant.
-    package func authenticate(_ presented: String?) async throws(RelayHTTPError) -> TenantIdentity {
+    /// - Parameter trail: Learns the key id presented (never the key) and, once known, the tenant.
+    package func authenticate(_ presented: String?, trail: RequestTrail? = nil) async throws(RelayHTTPError)
+        -> TenantIdentity
+    {
         guard let presented, let (id, secret) = TenantKeys.parse(presented) else { throw .unauthorized }
+        trail?.update { $0.keyID = id }
         let date = now()
         let entry: Entry
         if let cached = cache.withLock({ $0[id] }), date.timeIntervalSince(cached.fetched) < Self.cacheLifetime {
@@ -57,7 +61,8 @@ package final class Authenticator: Sendable {
         guard let record = entry.record, record.isActive(at: date),
             TenantKeys.matches(secret: secret, hash: record.secretHash), let tenant = entry.tenant
         else { throw .unauthorized }
-        guard !tenant.disabled else { throw .tenantDisabled }
+        trail?.update { $0.tenantID = tenant.id }
+        guard !tenant.disabled, !tenant.isDeleted else { throw .tenantDisabled }
         used.withLock { _ = $0.insert(id) }
         return TenantIdentity(tenant: tenant, keyID: id)
     }

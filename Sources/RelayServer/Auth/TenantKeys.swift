@@ -1,5 +1,5 @@
 import Crypto
-package import Foundation
+import Foundation
 
 /// Tenant keys: `prk_<id>_<secret>`, with a 64-bit id and a 256-bit secret. Only the id and the SHA-256 of the
 /// secret are stored, so a leaked database opens nothing; the secret is shown once, when the key is issued.
@@ -13,15 +13,15 @@ package enum TenantKeys {
         package var secretHash: [UInt8]
     }
 
-    /// Makes a new key.
-    package static func issue() -> Issued {
+    /// Makes a new key (or, with another prefix, an operator token of the same shape).
+    package static func issue(prefix: String = prefix) -> Issued {
         let id = hex(randomBytes(8))
         let secret = base64URL(randomBytes(32))
         return Issued(id: id, key: "\(prefix)\(id)_\(secret)", secretHash: hash(secret: secret))
     }
 
     /// Splits a presented key into id and secret; `nil` when it does not look like a key at all.
-    package static func parse(_ presented: String) -> (id: String, secret: String)? {
+    package static func parse(_ presented: String, prefix: String = prefix) -> (id: String, secret: String)? {
         guard presented.hasPrefix(prefix) else { return nil }
         let rest = presented.dropFirst(prefix.count)
         guard let separator = rest.firstIndex(of: "_") else { return nil }
@@ -59,6 +59,18 @@ package enum TenantKeys {
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// Operator tokens for `/admin/v1`: `pro_<id>_<secret>`, the shape of tenant keys with their own prefix, so neither
+/// can ever be taken for the other. Stored the same way: the id and the SHA-256 of the secret.
+package enum OperatorTokens {
+    package static let prefix = "pro_"
+
+    package static func issue() -> TenantKeys.Issued { TenantKeys.issue(prefix: prefix) }
+
+    package static func parse(_ presented: String) -> (id: String, secret: String)? {
+        TenantKeys.parse(presented, prefix: prefix)
     }
 }
 

@@ -293,7 +293,29 @@ extension ConfigurationReader {
     }
 
     mutating func audit() -> RelayConfiguration.Audit {
-        var audit = RelayConfiguration.Audit()
+        typealias Audit = RelayConfiguration.Audit
+        var audit = Audit()
+        audit.enabled = boolean("audit.enabled") ?? audit.enabled
+        if let instance = string("audit.instance") {
+            if let problem = Audit.instanceProblem(instance) {
+                report("audit.instance", problem)
+            } else {
+                audit.instance = instance
+            }
+        }
+        let keyFile = "audit.signing_key_file"
+        if case (let path, let contents)? = file(keyFile), let text = secretText(keyFile, file: path, contents: contents) {
+            do throws(AuditKeyError) {
+                _ = try AuditSigningKey(base64: text)
+                audit.signingKeyFile = path
+                audit.signingKey = RelayConfiguration.Secret(text)
+            } catch {
+                // The error names the key's role and sizes, never its bytes.
+                report(keyFile, "file \(path) does not hold an audit signing key: \(error)")
+            }
+        }
+        audit.checkpointIntervalSeconds =
+            integer("audit.checkpoint_interval_seconds", minimum: 1) ?? audit.checkpointIntervalSeconds
         audit.retentionDays = integer("audit.retention_days", minimum: 1) ?? audit.retentionDays
         return audit
     }

@@ -42,6 +42,11 @@ struct ConfigurationReader {
         return strings
     }
 
+    func boolean(_ path: String) -> Bool? {
+        guard case .boolean(let boolean) = source.settings[path]?.value else { return nil }
+        return boolean
+    }
+
     func number(_ path: String) -> Double? {
         guard case .number(let number) = source.settings[path]?.value else { return nil }
         return number

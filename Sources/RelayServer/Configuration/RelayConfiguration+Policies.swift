@@ -1,16 +1,6 @@
 package import Logging
 
 extension RelayConfiguration {
-    /// `[audit]`: how long the audit log is kept.
-    package struct Audit: Sendable, Equatable {
-        /// `retention_days`: days an audit log entry is kept.
-        package var retentionDays: Int
-
-        package init(retentionDays: Int = 365) {
-            self.retentionDays = retentionDays
-        }
-    }
-
     /// `[receipts]`: how long delivery receipts are kept, and how long a push request waits for outcomes.
     package struct Receipts: Sendable, Equatable {
         /// `ttl_hours`: hours a delivery receipt stays available for lookup.

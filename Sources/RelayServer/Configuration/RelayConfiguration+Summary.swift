@@ -16,7 +16,14 @@ extension RelayConfiguration {
         providers.append("Expo (\(expo.accessToken == nil ? "no access token" : "with access token"))")
         let transport = server.usesTLS ? "HTTPS" : "HTTP"
         return "\(providers.joined(separator: ", ")); listening on \(server.listen) over \(transport); "
-            + "store \(storeSummary)"
+            + "store \(storeSummary); \(auditSummary)"
+    }
+
+    /// `audit chain relay-1 (signed checkpoints, key 0123456789abcdef; kept 365 days)`, or `audit off`.
+    private var auditSummary: String {
+        guard audit.enabled else { return "audit off" }
+        let signing = audit.auditSigningKey.map { "signed checkpoints, key \($0.publicKey.keyID)" } ?? "unsigned"
+        return "audit chain \(audit.instance) (\(signing); kept \(audit.retentionDays) days)"
     }
 
     /// The store without a password.

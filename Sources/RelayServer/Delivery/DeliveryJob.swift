@@ -16,6 +16,14 @@ final class DeliveryJob: Sendable {
         var index: Int
         var push: ResolvedPush
         var receiptID: String
+        var fingerprint: String
+    }
+
+    /// Whose notifications these are, for metrics, usage and the audit log.
+    struct Origin: Sendable {
+        var tenant: Tenant
+        var keyID: String
+        var request: RequestTrail.Fields
     }
 
     private struct State {
@@ -26,18 +34,19 @@ final class DeliveryJob: Sendable {
     }
 
     let items: [Item]
+    let origin: Origin
     /// The tenant's name, a bounded metric dimension (operators create tenants).
-    let tenantName: String
+    var tenantName: String { origin.tenant.name }
     private let state = Mutex(State())
     private let senders: [Provider: any PushSender]
-    private let store: any PushStore
+    private let commits: CommitQueue
     private let logger: Logger
 
-    init(items: [Item], tenantName: String, senders: [Provider: any PushSender], store: any PushStore, logger: Logger) {
+    init(items: [Item], origin: Origin, senders: [Provider: any PushSender], commits: CommitQueue, logger: Logger) {
         self.items = items
-        self.tenantName = tenantName
+        self.origin = origin
         self.senders = senders
-        self.store = store
+        self.commits = commits
         self.logger = logger
     }
 
@@ -61,15 +70,35 @@ final class DeliveryJob: Sendable {
         }
         let now = Date()
         let reports = state.withLock { $0.reports }
-        let updates = items.compactMap { item -> ReceiptUpdate? in
-            guard let report = reports[item.index] else { return nil }
+        var batch = StoreBatch()
+        var audit: [AuditEntry] = []
+        for item in items {
+            guard let report = reports[item.index] else { continue }
             if report.receiptPending, case .delivered(let ticket) = report.outcome {
-                return ReceiptUpdate(id: item.receiptID, status: .pending, providerMessageID: ticket, expoTicketID: ticket, updatedAt: now)
+                batch.receiptUpdates.append(
+                    ReceiptUpdate(id: item.receiptID, status: .pending, providerMessageID: ticket, expoTicketID: ticket, updatedAt: now)
+                )
+            } else {
+                batch.receiptUpdates.append(ReceiptUpdate(outcome: report.outcome, id: item.receiptID, at: now))
             }
-            return ReceiptUpdate(outcome: report.outcome, id: item.receiptID, at: now)
+            batch.count(
+                UsageCounts(outcomeCode: report.outcome.errorCode),
+                for: UsageKey(tenantID: origin.tenant.id, date: now, provider: item.push.provider)
+            )
+            audit.append(
+                AuditEntry(
+                    time: now, event: .push, tenantID: origin.tenant.id, keyID: origin.keyID,
+                    requestID: origin.request.requestID, client: origin.request.client,
+                    provider: item.push.provider.rawValue, tokenFingerprint: item.fingerprint,
+                    critical: item.push.isCritical, outcome: report.outcome.errorCode ?? "ok",
+                    upstreamStatus: report.upstreamStatus, upstreamReason: report.upstreamReason,
+                    attempts: report.attempts, latencyMillis: Int(report.latency / .milliseconds(1))
+                )
+            )
         }
+        let updates = batch.receiptUpdates
         do {
-            try await store.updateReceipts(updates)
+            try await commits.submit(batch, audit: audit)
         } catch {
             logger.error("Receipts could not be stored", metadata: ["error": "\(error)", "receipts": "\(updates.count)"])
         }

@@ -15,11 +15,23 @@ package struct RelaySettings: Sendable {
     package var receiptLifetime: TimeInterval
     /// Largest request body.
     package var maxBodyBytes: Int
+    /// Whose `X-Forwarded-For` is believed for the client address the audit log records.
+    package var trustedProxies: TrustedProxies
+    /// The limits of a tenant created without its own (`[limits]`), for the admin API.
+    package var tenantDefaults: RateLimits
 
-    package init(waitDeadline: Duration = .seconds(10), receiptLifetime: TimeInterval = 72 * 3600, maxBodyBytes: Int = 1 << 20) {
+    package init(
+        waitDeadline: Duration = .seconds(10),
+        receiptLifetime: TimeInterval = 72 * 3600,
+        maxBodyBytes: Int = 1 << 20,
+        trustedProxies: TrustedProxies = TrustedProxies([]),
+        tenantDefaults: RateLimits = RateLimits()
+    ) {
+        self.tenantDefaults = tenantDefaults
         self.waitDeadline = waitDeadline
         self.receiptLifetime = receiptLifetime
         self.maxBodyBytes = maxBodyBytes
+        self.trustedProxies = trustedProxies
     }
 }
 
@@ -28,18 +40,22 @@ package struct RelaySettings: Sendable {
 ///
 /// ### Overview
 /// For one request: the tenant's bucket and daily quota admit all its notifications or none (429); each notification
-/// gets a receipt id; policy (critical alerts), provider availability and the per-device limit refuse single
-/// notifications; all receipts are stored as pending before anything is sent; the rest go to ``DeliveryQueue`` as one
-/// job; the request waits until its deadline and answers with what is known, "pending" for the rest.
+/// gets a receipt id; policy (critical alerts, allowed providers), provider availability and the per-device limit
+/// refuse single notifications; all receipts are stored as pending before anything is sent, with the audit records
+/// and usage of the refused ones (one group commit, ``CommitQueue``); the rest go to ``DeliveryQueue`` as one job,
+/// which commits their outcomes, audit records and usage the same way; the request waits until its deadline and
+/// answers with what is known, "pending" for the rest.
 package final class Relay: Sendable {
     package let store: any PushStore
     package let settings: RelaySettings
     package let authenticator: Authenticator
     package let queue: DeliveryQueue
+    /// Group commit of receipts, usage and audit records; a service that runs with the application.
+    package let commits: CommitQueue
     let senders: [Provider: any PushSender]
-    private let limiters = RateLimiterRegistry()
+    private let limiters: RateLimiterRegistry
     private let fingerprinter = Mutex<TokenFingerprinter?>(nil)
-    private let logger: Logger
+    let logger: Logger
     private let now: @Sendable () -> Date
 
     package init(
@@ -47,13 +63,18 @@ package final class Relay: Sendable {
         senders: [Provider: any PushSender],
         settings: RelaySettings = .init(),
         queue: DeliveryQueue = DeliveryQueue(),
+        commits: CommitQueue? = nil,
+        rateLimitLeases: (any RateLimitLeaseStore)? = nil,
         logger: Logger = Logger(label: "pushrelay"),
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.store = store
+        // With a lease store (PostgreSQL), tenants' limits hold across every relay on the database.
+        self.limiters = RateLimiterRegistry(leases: rateLimitLeases)
         self.senders = senders
         self.settings = settings
         self.queue = queue
+        self.commits = commits ?? CommitQueue(store: store, now: now)
         self.logger = logger
         self.now = now
         self.authenticator = Authenticator(store: store, now: now)
@@ -75,11 +96,13 @@ package final class Relay: Sendable {
     package func push(
         _ pushes: [ResolvedPush],
         identity: TenantIdentity,
+        trail: RequestTrail? = nil,
         logger requestLogger: Logger
     ) async throws(RelayHTTPError) -> PushResult {
         guard queue.isAccepting else { throw .shuttingDown }
         let date = now()
         let tenant = identity.tenant
+        let origin = trail?.current ?? RequestTrail.Fields()
         guard pushes.count <= tenant.limits.burst else {
             // More than the whole burst can never fit, however long the caller waits.
             throw RelayHTTPError(
@@ -92,25 +115,47 @@ package final class Relay: Sendable {
             )
         }
         let status: TenantRateLimiter.Status
-        switch limiters.admit(tenantID: tenant.id, limits: tenant.limits, count: pushes.count, now: date) {
+        let decision: TenantRateLimiter.Decision
+        do {
+            decision = try await limiters.admitShared(
+                tenantID: tenant.id,
+                limits: tenant.limits,
+                count: pushes.count,
+                now: date
+            )
+        } catch {
+            requestLogger.error("The shared rate limit could not be leased", metadata: ["error": "\(error)"])
+            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+        }
+        switch decision {
         case .admitted(let admitted):
             status = admitted
         case .refused(let retryAfter, let quota, let refused):
             Counter(label: "relay_rate_limited_total", dimensions: [("reason", quota ? "daily_quota" : "rate")]).increment()
+            var usage = StoreBatch()
+            for push in pushes {
+                usage.count(UsageCounts(rateLimited: 1), for: UsageKey(tenantID: tenant.id, date: date, provider: push.provider))
+            }
+            // Counted, not awaited for long: the refusal's audit record is written by the responder.
+            try? await commits.submit(usage)
             throw RelayHTTPError.tooManyRequests(retryAfter: retryAfter, quota: quota, status: refused)
         }
         let fingerprints = try await fingerprinter()
 
         var tickets: [Ticket] = []
-        var receipts: [Receipt] = []
+        var batch = StoreBatch()
+        var audit: [AuditEntry] = []
         var items: [DeliveryJob.Item] = []
         let expires = date.addingTimeInterval(settings.receiptLifetime)
-        for (index, push) in pushes.enumerated() {
+        for (index, var push) in pushes.enumerated() {
             let receiptID = UUID().uuidString.lowercased()
             let fingerprint = fingerprints.fingerprint(push.token, provider: push.provider.rawValue)
+            push.criticalChannel = tenant.criticalChannel
             var refusal: RelayRefusal?
             if push.isCritical && !tenant.allowCriticalAlerts {
                 refusal = .criticalAlertsNotAllowed
+            } else if !tenant.allows(push.provider) {
+                refusal = .providerNotAllowed
             } else if senders[push.provider] == nil {
                 refusal = .providerNotConfigured
             } else if !limiters.admitDevice(tenantID: tenant.id, fingerprint: fingerprint, now: date) {
@@ -130,37 +175,55 @@ package final class Relay: Sendable {
             )
             if let refusal {
                 receipt.status = .error
-                receipt.errorCode = refusal.rawValue
+                receipt.errorCode = refusal.code
                 receipt.message = refusal.message
                 let retryAfter = refusal == .messageRateExceeded ? max(1, 60 / max(1, tenant.limits.perDevicePerMinute)) : nil
                 tickets.append(
                     Ticket(
                         id: receiptID,
                         provider: push.provider,
-                        state: .error(code: refusal.rawValue, message: refusal.message, removeToken: false, retryAfter: retryAfter)
+                        state: .error(code: refusal.code, message: refusal.message, removeToken: false, retryAfter: retryAfter)
                     )
                 )
                 Counter(
                     label: "relay_pushes_total",
                     dimensions: [("tenant", tenant.name), ("provider", push.provider.rawValue), ("outcome", "refused")]
                 ).increment()
+                batch.count(
+                    UsageCounts(outcomeCode: refusal.code),
+                    for: UsageKey(tenantID: tenant.id, date: date, provider: push.provider)
+                )
+                audit.append(
+                    AuditEntry(
+                        time: date, event: .push, tenantID: tenant.id, keyID: identity.keyID,
+                        requestID: origin.requestID, client: origin.client, provider: push.provider.rawValue,
+                        tokenFingerprint: fingerprint, critical: push.isCritical, outcome: refusal.code,
+                        attempts: 0, latencyMillis: 0
+                    )
+                )
             } else {
                 tickets.append(Ticket(id: receiptID, provider: push.provider, state: .pending))
-                items.append(DeliveryJob.Item(index: index, push: push, receiptID: receiptID))
+                items.append(DeliveryJob.Item(index: index, push: push, receiptID: receiptID, fingerprint: fingerprint))
             }
-            receipts.append(receipt)
+            batch.receipts.append(receipt)
         }
 
         // Stored before anything is sent: an accepted notification always has its receipt.
         do {
-            try await store.insertReceipts(receipts)
+            try await commits.submit(batch, audit: audit)
         } catch {
             requestLogger.error("Receipts could not be stored", metadata: ["error": "\(error)"])
             throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
         }
         guard !items.isEmpty else { return PushResult(tickets: tickets, rateLimit: status) }
 
-        let job = DeliveryJob(items: items, tenantName: tenant.name, senders: senders, store: store, logger: requestLogger)
+        let job = DeliveryJob(
+            items: items,
+            origin: DeliveryJob.Origin(tenant: tenant, keyID: identity.keyID, request: origin),
+            senders: senders,
+            commits: commits,
+            logger: requestLogger
+        )
         do {
             try queue.submit(job)
         } catch {
@@ -174,7 +237,7 @@ package final class Relay: Sendable {
                     updatedAt: date
                 )
             }
-            try? await store.updateReceipts(refusal)
+            try? await commits.submit(StoreBatch(receiptUpdates: refusal))
             throw error
         }
         let reports = await job.reports(until: .now + settings.waitDeadline)
@@ -244,4 +307,5 @@ extension HTTPField.Name {
     static let rateLimitRemaining = HTTPField.Name("RateLimit-Remaining")!
     static let rateLimitReset = HTTPField.Name("RateLimit-Reset")!
     static let requestID = HTTPField.Name("X-Request-ID")!
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 }

@@ -2,23 +2,35 @@ import Foundation
 import RelayStore
 package import Logging
 package import RelayProviders
-package import ServiceLifecycle
+import ServiceLifecycle
 
-/// Periodic upkeep: records which keys were used and prunes expired receipts.
+/// Periodic upkeep: records which keys were used and prunes expired receipts; at start and then once a day, prunes
+/// this instance's audit chains to `[audit] retention_days`.
 package struct MaintenanceService: Service, CustomStringConvertible {
     package var description: String { "MaintenanceService" }
 
     let relay: Relay
     let interval: Duration
+    let auditRetention: AuditRetention?
+    let auditRetentionInterval: Duration
     let logger: Logger
 
-    package init(relay: Relay, interval: Duration = .seconds(60), logger: Logger) {
+    package init(
+        relay: Relay,
+        interval: Duration = .seconds(60),
+        auditRetention: AuditRetention? = nil,
+        auditRetentionInterval: Duration = .seconds(86_400),
+        logger: Logger
+    ) {
         self.relay = relay
         self.interval = interval
+        self.auditRetention = auditRetention
+        self.auditRetentionInterval = auditRetentionInterval
         self.logger = logger
     }
 
     package func run() async throws {
+        var lastAuditPruning: ContinuousClock.Instant?
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
                 try await relay.authenticator.flushUsage()
@@ -27,6 +39,10 @@ package struct MaintenanceService: Service, CustomStringConvertible {
             } catch {
                 logger.warning("Maintenance failed", metadata: ["error": "\(error)"])
             }
+            if let auditRetention, lastAuditPruning.map({ .now - $0 >= auditRetentionInterval }) ?? true {
+                lastAuditPruning = .now
+                await pruneAudit(auditRetention)
+            }
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
             } catch {
@@ -34,6 +50,25 @@ package struct MaintenanceService: Service, CustomStringConvertible {
             }
         }
         try? await relay.authenticator.flushUsage()
+    }
+
+    /// Prunes old audit records and records each pruning in the relay's own chain, through the commit queue (the
+    /// queue owns that chain's head).
+    func pruneAudit(_ retention: AuditRetention) async {
+        do {
+            let now = Date()
+            let plans = try await retention.run(now: now)
+            guard !plans.isEmpty else { return }
+            let days = Int((retention.retention / 86_400).rounded())
+            let entries = plans.map { AuditRetention.entry(for: $0, actor: "relay", retentionDays: days, time: now) }
+            try await relay.commits.submit(StoreBatch(), audit: entries)
+            logger.debug(
+                "Pruned old audit records",
+                metadata: ["audit.records": "\(plans.reduce(0) { $0 + $1.records })", "audit.chains": "\(plans.count)"]
+            )
+        } catch {
+            logger.warning("Audit log pruning failed", metadata: ["error": "\(error)"])
+        }
     }
 }
 

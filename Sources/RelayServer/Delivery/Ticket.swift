@@ -44,9 +44,17 @@ package enum RelayRefusal: String, Sendable {
     case criticalAlertsNotAllowed = "CriticalAlertsNotAllowed"
     case providerNotConfigured = "ProviderNotConfigured"
     case messageRateExceeded = "MessageRateExceeded"
+    /// The operator allows this tenant other providers only; the code is ProviderNotConfigured, as for the
+    /// relay as a whole, so callers need to handle one code.
+    case providerNotAllowed = "ProviderNotAllowed"
+
+    /// The ticket's error code.
+    package var code: String { self == .providerNotAllowed ? RelayRefusal.providerNotConfigured.rawValue : rawValue }
 
     package var message: String {
         switch self {
+        case .providerNotAllowed:
+            "This tenant may not push through this provider; nothing was sent. Ask the relay's operator."
         case .criticalAlertsNotAllowed:
             "This tenant may not send critical alerts; nothing was sent. Ask the relay's operator to allow them."
         case .providerNotConfigured: "The relay has no credentials for this provider; nothing was sent."

@@ -10,11 +10,20 @@ import NIOCore
 /// for every error, including unknown routes. Anything unexpected becomes a bare 500 with no detail.
 package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Context == RelayRequestContext {
     let base: Base
+    let relay: Relay
 
     package func respond(to request: Request, context: RelayRequestContext) async throws -> Response {
         var context = context
         let requestID = request.headers[.requestID].flatMap { Self.acceptable($0) } ?? Self.makeID()
         context.logger[metadataKey: "relay.request.id"] = "\(requestID)"
+        let client = relay.settings.trustedProxies.client(
+            peer: context.peerAddress,
+            forwardedFor: request.headers[.xForwardedFor]
+        )
+        context.trail.update {
+            $0.requestID = requestID
+            $0.client = client
+        }
         let started = ContinuousClock.now
         var response: Response
         do {

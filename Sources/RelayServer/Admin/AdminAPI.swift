@@ -1,0 +1,164 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import RelayCore
+import RelayStore
+
+/// `/admin/v1`: tenants, their keys, usage and the audit log, for the relay's operators (JSON).
+///
+/// ### Overview
+/// Every route needs an operator token (`Authorization: Bearer pro_…`); anything else, a tenant key included, is 401
+/// without saying why. Role `auditor` may only read (tenants, keys without secrets, usage, the audit log); any write
+/// by an auditor is 403 `FORBIDDEN`. `{id}` in a path is a tenant's id or name.
+///
+/// ### Implementation
+/// - Checks run in this order: the token (401), the role (403), the tenant and key in the path (404), the body or
+///   query (415, 413, 400), then the state (409).
+/// - Once the operator is known, the request's ``RequestTrail`` names it (`operator:NAME`), so that a refused admin
+///   request (400, 403) is recorded with its actor by ``RelayResponder``.
+/// - Every successful write appends one `admin` audit record (two for a rotation: `key.rotate` and `key.issue`) with
+///   the action as `outcome`, the tenant and key ids, and `before`/`after` snapshots (`Tenant.auditSnapshot`,
+///   `TenantKeyRecord.auditSnapshot`), never a secret or a secret's hash. The store has no transaction spanning a
+///   tenant change and the audit log, so the change is written first and its record second, and the response waits
+///   for the record: a failure between the two is a 503 that says the change was stored.
+/// - Tenants and keys are read from the store on every request, not from the tenant authenticator's cache; the
+///   authenticators of all instances see a change within ``Authenticator/cacheLifetime``.
+struct AdminAPI: Sendable {
+    let relay: Relay
+    /// The time of admin actions (key creation, expiry and revocation, audit record times).
+    let now: @Sendable () -> Date
+
+    init(relay: Relay, now: @escaping @Sendable () -> Date = Date.init) {
+        self.relay = relay
+        self.now = now
+    }
+
+    func addRoutes(to router: Router<RelayRequestContext>) {
+        let admin = router.group("/admin/v1")
+        admin.get("tenants") { request, context in try await listTenants(request, context: context) }
+        admin.post("tenants") { request, context in try await createTenant(request, context: context) }
+        admin.get("tenants/:id") { request, context in try await showTenant(request, context: context) }
+        admin.patch("tenants/:id") { request, context in try await updateTenant(request, context: context) }
+        admin.delete("tenants/:id") { request, context in try await deleteTenant(request, context: context) }
+        admin.post("tenants/:id/disable") { request, context in
+            try await setDisabled(true, request, context: context)
+        }
+        admin.post("tenants/:id/enable") { request, context in
+            try await setDisabled(false, request, context: context)
+        }
+        admin.get("tenants/:id/keys") { request, context in try await listKeys(request, context: context) }
+        admin.post("tenants/:id/keys") { request, context in try await issueKey(request, context: context) }
+        admin.post("tenants/:id/keys/:keyID/rotate") { request, context in
+            try await rotateKey(request, context: context)
+        }
+        admin.delete("tenants/:id/keys/:keyID") { request, context in try await revokeKey(request, context: context) }
+        admin.get("tenants/:id/usage") { request, context in try await usage(request, context: context) }
+        admin.get("audit") { request, context in try await audit(request, context: context) }
+    }
+
+    // MARK: - Shared steps
+
+    /// What a route needs of the caller's role.
+    enum Access {
+        case read
+        case write
+    }
+
+    /// The operator behind the request's bearer token, allowed `access`.
+    ///
+    /// - Throws: 401 ``AdminError/unauthorized`` for a missing, malformed, unknown or revoked token or a wrong
+    ///   secret (without saying which); 403 ``AdminError/forbidden`` for a write by a read-only role; 503 when the
+    ///   store does not answer.
+    func authorize(_ request: Request, context: RelayRequestContext, access: Access) async throws(RelayHTTPError)
+        -> OperatorRecord
+    {
+        guard let presented = bearerKey(request), let (id, secret) = OperatorTokens.parse(presented) else {
+            throw AdminError.unauthorized
+        }
+        let found = try await storeCall { try await relay.store.operatorRecord(id: id) }
+        guard let record = found, record.isActive, TenantKeys.matches(secret: secret, hash: record.secretHash) else {
+            throw AdminError.unauthorized
+        }
+        context.trail.update { $0.actor = Self.actor(record) }
+        guard access == .read || record.role.canWrite else { throw AdminError.forbidden }
+        return record
+    }
+
+    /// How the audit log names an operator.
+    static func actor(_ record: OperatorRecord) -> String { "operator:\(record.name)" }
+
+    /// The tenant named by the path's `{id}` (its id, or else its name); deleted tenants included.
+    func pathTenant(_ context: RelayRequestContext) async throws(RelayHTTPError) -> Tenant {
+        let reference = Self.pathParameter("id", context)
+        let tenant = try await resolveTenant(reference)
+        guard let tenant else { throw AdminError.tenantNotFound(reference) }
+        context.trail.update { $0.tenantID = tenant.id }
+        return tenant
+    }
+
+    /// A tenant by id, or else by name.
+    func resolveTenant(_ reference: String) async throws(RelayHTTPError) -> Tenant? {
+        if let byID = try await storeCall({ try await relay.store.tenant(id: reference) }) { return byID }
+        return try await storeCall { try await relay.store.tenant(named: reference) }
+    }
+
+    /// A path parameter, percent-decoded (the router leaves paths as sent).
+    static func pathParameter(_ name: String, _ context: RelayRequestContext) -> String {
+        let raw = context.parameters.get(name) ?? ""
+        return raw.removingPercentEncoding ?? raw
+    }
+
+    /// Runs a store call; any failure is 503 `STORE_UNAVAILABLE`.
+    func storeCall<T>(_ body: () async throws -> T) async throws(RelayHTTPError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw AdminError.storeUnavailable
+        }
+    }
+
+    /// An `admin` audit record of `action` by `actor`, with the request's id and client.
+    func entry(
+        _ action: String,
+        by actor: OperatorRecord,
+        context: RelayRequestContext,
+        tenantID: String?,
+        keyID: String? = nil,
+        before: JSONValue? = nil,
+        after: JSONValue? = nil,
+        detail: String? = nil
+    ) -> AuditEntry {
+        let trail = context.trail.current
+        var entry = AuditEntry.admin(
+            action, actor: Self.actor(actor), time: now(), tenantID: tenantID, keyID: keyID, before: before,
+            after: after, detail: detail
+        )
+        entry.requestID = trail.requestID
+        entry.client = trail.client
+        return entry
+    }
+
+    /// Commits the audit records of a change; returns once they are durable.
+    func commit(_ entries: [AuditEntry], context: RelayRequestContext) async throws(RelayHTTPError) {
+        do {
+            try await relay.commits.submit(StoreBatch(), audit: entries)
+        } catch {
+            context.logger.error("Audit record of an admin action not stored", metadata: ["error": "\(error)"])
+            throw AdminError.auditNotStored
+        }
+    }
+
+    /// A body that may be empty (`nil`); otherwise read and checked as every JSON body.
+    func optionalJSONBody(_ request: Request) async throws(RelayHTTPError) -> JSONValue? {
+        var request = request
+        let limit = relay.settings.maxBodyBytes
+        do {
+            // Collecting keeps the bytes in the request, so `readJSONBody` reads them again.
+            guard try await request.collectBody(upTo: limit).readableBytes > 0 else { return nil }
+        } catch {
+            throw .payloadTooLarge(limit: limit)
+        }
+        return try await readJSONBody(request, limit: limit)
+    }
+}

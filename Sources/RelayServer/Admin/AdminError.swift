@@ -1,0 +1,64 @@
+import HTTPTypes
+import Hummingbird
+import RelayCore
+
+/// The errors of `/admin/v1`, in the relay's JSON error shape (``RelayHTTPError``).
+///
+/// Kept in their own namespace so that they cannot be mistaken for (or collide with) the tenant API's errors:
+/// `UNAUTHORIZED` here asks for an operator token, not a tenant key.
+enum AdminError {
+    /// No usable operator token: missing, malformed, a tenant key, unknown, revoked, or a wrong secret. Never says
+    /// which.
+    static let unauthorized = RelayHTTPError(
+        .unauthorized,
+        code: "UNAUTHORIZED",
+        message: "A valid operator token is required (Authorization: Bearer pro_…).",
+        headers: [.wwwAuthenticate: "Bearer"]
+    )
+
+    /// A write by a read-only (auditor) token.
+    static let forbidden = RelayHTTPError(
+        .forbidden,
+        code: "FORBIDDEN",
+        message: "This operator token is read-only (role auditor); it may not change anything."
+    )
+
+    static let storeUnavailable = RelayHTTPError(
+        .serviceUnavailable,
+        code: "STORE_UNAVAILABLE",
+        message: "The relay's store is unavailable."
+    )
+
+    /// The change is stored but its audit record is not (the store failed in between, or the relay is shutting down).
+    static let auditNotStored = RelayHTTPError(
+        .serviceUnavailable,
+        code: "STORE_UNAVAILABLE",
+        message: "The change was stored, but its audit record could not be written; check the relay's store and logs."
+    )
+
+    static func tenantNotFound(_ reference: String) -> RelayHTTPError {
+        RelayHTTPError(.notFound, code: "NOT_FOUND", message: "No tenant with the id or name '\(shown(reference))'.")
+    }
+
+    static func keyNotFound(_ id: String) -> RelayHTTPError {
+        RelayHTTPError(.notFound, code: "NOT_FOUND", message: "This tenant has no key with the id '\(shown(id))'.")
+    }
+
+    static func conflict(_ message: String) -> RelayHTTPError {
+        RelayHTTPError(.conflict, code: "CONFLICT", message: message)
+    }
+
+    static func tenantDeleted(_ tenant: String) -> RelayHTTPError {
+        conflict("The tenant '\(shown(tenant))' is deleted; it can no longer be changed or get keys.")
+    }
+
+    /// One validation problem at `path` (a body field or a query parameter).
+    static func invalid(_ path: String, _ message: String) -> RelayHTTPError {
+        RelayHTTPError(validation: ValidationFailure(issues: [ValidationIssue(path: path, message: message)]))
+    }
+
+    /// A caller's reference as echoed in a message: cut short, so a message never grows with what was sent.
+    private static func shown(_ reference: String) -> String {
+        reference.count <= 100 ? reference : String(reference.prefix(100)) + "…"
+    }
+}

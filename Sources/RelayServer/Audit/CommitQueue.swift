@@ -1,0 +1,247 @@
+package import Foundation
+package import Logging
+import Metrics
+package import RelayCore
+package import RelayStore
+import ServiceLifecycle
+import Synchronization
+
+/// What the relay writes to its own audit chain, and how.
+package struct AuditLogSettings: Sendable {
+    /// Whether audit records are written at all (`[audit] enabled`).
+    package var enabled: Bool
+    /// This instance's chain id (`[audit] instance`): every instance writes its own chain.
+    package var chain: String
+    /// Signs checkpoints (`[audit] signing_key_file`); without it checkpoints are not written.
+    package var signingKey: AuditSigningKey?
+    /// How often the head of the chain is signed while records arrive.
+    package var checkpointInterval: Duration
+
+    package init(
+        enabled: Bool = true,
+        chain: String = "relay",
+        signingKey: AuditSigningKey? = nil,
+        checkpointInterval: Duration = .seconds(60)
+    ) {
+        self.enabled = enabled
+        self.chain = chain
+        self.signingKey = signingKey
+        self.checkpointInterval = checkpointInterval
+    }
+}
+
+/// Group commit: the store writes of many requests (receipts, receipt updates, usage counters and audit records) in
+/// one transaction, and each caller resumes once its own writes are durable.
+///
+/// ### Overview
+/// A request ``submit(_:audit:)``s its writes and waits. One writer loop (``run()``) takes everything submitted
+/// since its last commit, chains the audit entries onto this instance's hash chain, signs a checkpoint when one is
+/// due, commits it all at once and resumes every submitter. While a commit runs, new submissions gather for the
+/// next one; so under load a transaction carries many requests, and when idle a request waits for one commit.
+///
+/// ### Implementation
+/// - The chain (`AuditChain`) is advanced on a copy and kept only when the commit succeeds, so a failed commit
+///   leaves no gap in the chain; its submitters get the error.
+/// - Memory stays bounded: when more than `maxPendingWrites` writes wait, submitters wait for room before queueing.
+/// - On graceful shutdown it stops taking writes only after the services listed after it (the delivery queue)
+///   have drained: it is listed before them, so it stops after them, commits what is left, signs a last checkpoint
+///   and returns.
+package final class CommitQueue: Service, Sendable, CustomStringConvertible {
+    package var description: String { "CommitQueue" }
+
+    private struct Submission {
+        var batch: StoreBatch
+        var audit: [AuditEntry]
+        var continuation: CheckedContinuation<Void, any Error>
+        var size: Int { batch.receipts.count + batch.receiptUpdates.count + audit.count + 1 }
+    }
+
+    private struct State {
+        var submissions: [Submission] = []
+        var pendingWrites = 0
+        var writerWaiting: CheckedContinuation<Void, Never>?
+        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+        var closed = false
+    }
+
+    package let store: any PushStore
+    package let settings: AuditLogSettings
+    private let state = Mutex(State())
+    private let maxPendingWrites: Int
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+    private let commits = Counter(label: "relay_store_commits_total")
+    private let batchSize = Recorder(label: "relay_store_commit_writes")
+
+    package init(
+        store: any PushStore,
+        settings: AuditLogSettings = .init(),
+        maxPendingWrites: Int = 50_000,
+        logger: Logger = Logger(label: "pushrelay.commit"),
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.store = store
+        self.settings = settings
+        self.maxPendingWrites = maxPendingWrites
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Writes `batch` and `audit` with the next group commit; returns once they are committed.
+    ///
+    /// - Throws: The store's error when the commit fails, ``CommitQueueClosed`` after shutdown.
+    package func submit(_ batch: StoreBatch, audit: [AuditEntry] = []) async throws {
+        let audit = settings.enabled ? audit : []
+        if batch.isEmpty && audit.isEmpty { return }
+        await waitForRoom()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let submission = Submission(batch: batch, audit: audit, continuation: continuation)
+            let outcome = state.withLock { state -> (accepted: Bool, wake: CheckedContinuation<Void, Never>?) in
+                guard !state.closed else { return (false, nil) }
+                state.submissions.append(submission)
+                state.pendingWrites += submission.size
+                defer { state.writerWaiting = nil }
+                return (true, state.writerWaiting)
+            }
+            guard outcome.accepted else {
+                continuation.resume(throwing: CommitQueueClosed())
+                return
+            }
+            outcome.wake?.resume()
+        }
+    }
+
+    private func waitForRoom() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let hasRoom = state.withLock { state in
+                if state.pendingWrites < maxPendingWrites || state.closed { return true }
+                state.roomWaiters.append(continuation)
+                return false
+            }
+            if hasRoom { continuation.resume() }
+        }
+    }
+
+    package func run() async throws {
+        let chain = try await resumeChain()
+        // Cancellation closes the queue as graceful shutdown does (what is queued is still committed), so a service
+        // group that is cancelled never waits on it for ever.
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await self.writeUntilClosed(chain: chain)
+            } onGracefulShutdown: {
+                self.close()
+            }
+        } onCancel: {
+            self.close()
+        }
+    }
+
+    /// The writer loop: one commit per round of submissions, until closed and drained.
+    private func writeUntilClosed(chain start: AuditChain?) async {
+        var chain = start
+        var lastCheckpoint = ContinuousClock.now
+        var checkpointedSeq = chain?.lastSeq ?? 0
+        while let submissions = await nextSubmissions() {
+            var batch = StoreBatch()
+            var next = chain
+            for submission in submissions {
+                batch.append(submission.batch)
+                for entry in submission.audit {
+                    if let record = next?.append(entry.normalisedForStorage()) { batch.audit.append(record) }
+                }
+            }
+            if let head = next?.head, head.seq > checkpointedSeq,
+                ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval,
+                let checkpoint = checkpoint(of: head)
+            {
+                batch.checkpoints.append(checkpoint)
+            }
+            do {
+                try await store.commit(batch)
+                chain = next
+                if let signed = batch.checkpoints.last {
+                    checkpointedSeq = signed.seq
+                    lastCheckpoint = .now
+                }
+                commits.increment()
+                batchSize.record(submissions.reduce(0) { $0 + $1.size })
+                for submission in submissions { submission.continuation.resume() }
+            } catch {
+                logger.error("Store commit failed", metadata: ["error": "\(error)", "requests": "\(submissions.count)"])
+                for submission in submissions { submission.continuation.resume(throwing: error) }
+            }
+            finished(submissions)
+        }
+        // Closed and drained: sign where the chain ends, so that an export made later verifies to the end.
+        if let head = chain?.head, head.seq > checkpointedSeq, let checkpoint = checkpoint(of: head) {
+            do {
+                try await store.commit(StoreBatch(checkpoints: [checkpoint]))
+            } catch {
+                logger.error("The closing audit checkpoint could not be stored", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Reads where this instance's chain ends; `nil` when the audit log is off.
+    private func resumeChain() async throws -> AuditChain? {
+        guard settings.enabled else { return nil }
+        return AuditChain(chain: settings.chain, head: try await store.auditHead(chain: settings.chain))
+    }
+
+    private func checkpoint(of head: AuditAnchor) -> AuditCheckpoint? {
+        settings.signingKey?.checkpoint(chain: head.chain, seq: head.seq, link: head.link, time: now())
+    }
+
+    /// Everything submitted so far, waiting for the first; `nil` once closed and drained.
+    private func nextSubmissions() async -> [Submission]? {
+        while true {
+            let taken = state.withLock { state -> [Submission]?? in
+                if !state.submissions.isEmpty {
+                    defer { state.submissions.removeAll(keepingCapacity: true) }
+                    return .some(state.submissions)
+                }
+                return state.closed ? .some(nil) : .none
+            }
+            if let taken { return taken }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    if !state.submissions.isEmpty || state.closed { return true }
+                    state.writerWaiting = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
+    }
+
+    private func finished(_ submissions: [Submission]) {
+        let written = submissions.reduce(0) { $0 + $1.size }
+        let waiters = state.withLock { state in
+            state.pendingWrites -= written
+            guard state.pendingWrites < maxPendingWrites else { return [CheckedContinuation<Void, Never>]() }
+            defer { state.roomWaiters.removeAll() }
+            return state.roomWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Stops taking writes; what is queued is still committed.
+    package func close() {
+        let (writer, waiters) = state.withLock { state in
+            state.closed = true
+            defer {
+                state.writerWaiting = nil
+                state.roomWaiters.removeAll()
+            }
+            return (state.writerWaiting, state.roomWaiters)
+        }
+        writer?.resume()
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// A write submitted after the commit queue closed (the relay is shutting down).
+package struct CommitQueueClosed: Error, CustomStringConvertible {
+    package var description: String { "the relay is shutting down; the store takes no more writes" }
+}

@@ -1,0 +1,70 @@
+package import Foundation
+package import RelayCore
+package import RelayStore
+
+/// A tenant's usage by day and provider, as `pushrelay usage` prints it.
+package struct UsageReport: Sendable {
+    package var tenant: Tenant
+    /// The first day included, `YYYY-MM-DD` (UTC).
+    package var fromDay: String
+    package var rows: [UsageRow]
+
+    package init(tenant: Tenant, fromDay: String, rows: [UsageRow]) {
+        self.tenant = tenant
+        self.fromDay = fromDay
+        self.rows = rows.sorted { ($0.day, $0.provider.rawValue) < ($1.day, $1.provider.rawValue) }
+    }
+
+    /// The first UTC day of a report covering the last `days` days, today included.
+    package static func fromDay(days: Int, now: Date) -> String {
+        UsageKey.day(of: now.addingTimeInterval(-Double(max(days, 1) - 1) * 86_400))
+    }
+
+    package var total: UsageCounts {
+        rows.reduce(UsageCounts()) { $0 + $1.counts }
+    }
+
+    private static let columns = [
+        "DAY", "PROVIDER", "DELIVERED", "TOKEN_INVALID", "REJECTED", "RATE_LIMITED", "FAILED", "TOTAL",
+    ]
+
+    /// A header, one line per day and provider, and a total line; tab-separated like the other CLI tables.
+    package var tableLines: [String] {
+        var lines = [Self.columns.joined(separator: "\t")]
+        for row in rows { lines.append(Self.cells(row.day, row.provider.rawValue, row.counts)) }
+        lines.append(Self.cells("total", "", total))
+        return lines
+    }
+
+    private static func cells(_ day: String, _ provider: String, _ counts: UsageCounts) -> String {
+        ([day, provider]
+            + [
+                counts.delivered, counts.tokenInvalid, counts.rejected, counts.rateLimited, counts.failed, counts.total,
+            ].map(String.init)).joined(separator: "\t")
+    }
+
+    /// `{"tenant", "tenantID", "fromDay", "days": [{"day", "provider", "delivered", …}], "total": {…}}`.
+    package var json: JSONValue {
+        .object([
+            "tenant": .string(tenant.name),
+            "tenantID": .string(tenant.id),
+            "fromDay": .string(fromDay),
+            "days": .array(
+                rows.map { row in
+                    var fields = Self.countsJSON(row.counts)
+                    fields["day"] = .string(row.day)
+                    fields["provider"] = .string(row.provider.rawValue)
+                    return .object(fields)
+                }),
+            "total": .object(Self.countsJSON(total)),
+        ])
+    }
+
+    private static func countsJSON(_ counts: UsageCounts) -> [String: JSONValue] {
+        [
+            "delivered": .int(Int64(counts.delivered)), "tokenInvalid": .int(Int64(counts.tokenInvalid)),
+            "rejected": .int(Int64(counts.rejected)), "rateLimited": .int(Int64(counts.rateLimited)),
+            "failed": .int(Int64(counts.failed)), "total": .int(Int64(counts.total)),
+        ]
+    }
+}
