@@ -30,6 +30,8 @@ struct RelayBenchmark: AsyncParsableCommand {
     var pushrelay: String?
     @Option(help: "The relay's audit log: on or off (to measure its cost).")
     var audit = "on"
+    @Option(help: "The relay's store URL (default: a SQLite file in a temporary folder; postgres://… for PostgreSQL).")
+    var store = "sqlite://relay.db"
 
     func run() async throws {
         let executable = pushrelay ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushrelay").path
@@ -63,7 +65,7 @@ struct RelayBenchmark: AsyncParsableCommand {
             tls_cert_file = "relay.pem"
             tls_key_file = "relay-key.pem"
             [store]
-            url = "sqlite://relay.db"
+            url = "\(store)"
             [limits]
             rate_per_second = 1000000
             burst = 1000000
@@ -136,6 +138,7 @@ struct RelayBenchmark: AsyncParsableCommand {
         let report: [String: Any] = [
             "provider": kind.rawValue,
             "audit": audit,
+            "store": store.hasPrefix("postgres") ? "postgres" : "sqlite",
             "single_requests": requests, "single_failed": single.failed,
             "single_requests_per_second": TransportBenchmark.rounded(Double(single.succeeded) / single.seconds, 1),
             "single_p50_ms": TransportBenchmark.rounded(single.percentile(0.5), 3),
