@@ -43,6 +43,12 @@ package enum AuditJSONText {
 }
 
 extension PushStore {
+    /// `chains` when given, else every chain in the store.
+    package func auditChains(among chains: [String]?) async throws -> [String] {
+        if let chains { return chains }
+        return try await auditChains()
+    }
+
     /// Walks the stored records of `chain` from its anchor in writing order, page by page, with each checkpoint fed
     /// right after the record it signs; memory stays bounded whatever the chain's length.
     ///

@@ -23,22 +23,12 @@ package struct AuditAnchor: Sendable, Equatable {
 }
 
 /// JSON: `{"chain": …, "link": "<hex>", "seq": …}`.
-extension AuditAnchor: Codable {
+extension AuditAnchor: Codable, AuditJSONCoded {
     static let fields: Set<String> = ["chain", "seq", "link"]
 
-    package init(from decoder: any Decoder) throws {
-        let value = try JSONValue(from: decoder)
-        do throws(AuditFieldError) {
-            try self.init(json: value, path: "")
-        } catch {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.description))
-        }
-    }
+    package init(from decoder: any Decoder) throws { try self.init(jsonFrom: decoder) }
 
-    package func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
+    package func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 
     var json: JSONValue {
         .object(["chain": .string(chain), "seq": .int(seq), "link": .string(AuditHex.encode(link))])

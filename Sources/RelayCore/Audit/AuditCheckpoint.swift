@@ -59,22 +59,12 @@ package struct AuditCheckpoint: Sendable, Equatable {
 }
 
 /// JSON: `{"chain", "keyID", "link" (hex), "seq", "signature" (hex), "time" (milliseconds)}`.
-extension AuditCheckpoint: Codable {
+extension AuditCheckpoint: Codable, AuditJSONCoded {
     static let fields: Set<String> = ["chain", "seq", "link", "time", "keyID", "signature"]
 
-    package init(from decoder: any Decoder) throws {
-        let value = try JSONValue(from: decoder)
-        do throws(AuditFieldError) {
-            try self.init(json: value, path: "")
-        } catch {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.description))
-        }
-    }
+    package init(from decoder: any Decoder) throws { try self.init(jsonFrom: decoder) }
 
-    package func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
+    package func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 
     var json: JSONValue {
         .object([

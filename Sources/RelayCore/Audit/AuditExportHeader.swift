@@ -30,22 +30,12 @@ package struct AuditExportHeader: Sendable, Equatable {
     }
 }
 
-extension AuditExportHeader: Codable {
+extension AuditExportHeader: Codable, AuditJSONCoded {
     static let fields: Set<String> = ["format", "version", "chain", "anchor", "exportedAtMillis", "publicKeyID"]
 
-    package init(from decoder: any Decoder) throws {
-        let value = try JSONValue(from: decoder)
-        do throws(AuditFieldError) {
-            try self.init(json: value, path: "")
-        } catch {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.description))
-        }
-    }
+    package init(from decoder: any Decoder) throws { try self.init(jsonFrom: decoder) }
 
-    package func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
+    package func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 
     var json: JSONValue {
         var fields: [String: JSONValue] = [

@@ -104,3 +104,23 @@ struct AuditJSONReader {
         AuditFieldError(field: name(key), reason: "expected \(expected), got \(value.typeName)")
     }
 }
+
+/// Audit values kept as JSON objects (records, anchors, checkpoints, export headers): `Codable` through their
+/// `JSONValue` form, decoded strictly by ``AuditJSONReader``, so every type reports a bad field the same way.
+protocol AuditJSONCoded {
+    init(json: JSONValue, path: String) throws(AuditFieldError)
+    var json: JSONValue { get }
+}
+
+extension AuditJSONCoded {
+    /// Decodes through `init(json:path:)`, turning its error into a `DecodingError` that names the field.
+    init(jsonFrom decoder: any Decoder) throws {
+        let value = try JSONValue(from: decoder)
+        do throws(AuditFieldError) {
+            try self.init(json: value, path: "")
+        } catch {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+}

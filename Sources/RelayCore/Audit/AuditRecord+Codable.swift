@@ -1,19 +1,9 @@
 /// A record's JSON form is its canonical content plus `link` in lowercase hex, the same object an export file holds;
 /// `time` is in milliseconds. Decoding is strict (see ``AuditJSONReader``).
-extension AuditRecord: Codable {
-    package init(from decoder: any Decoder) throws {
-        let value = try JSONValue(from: decoder)
-        do throws(AuditFieldError) {
-            try self.init(json: value, path: "")
-        } catch {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.description))
-        }
-    }
+extension AuditRecord: Codable, AuditJSONCoded {
+    package init(from decoder: any Decoder) throws { try self.init(jsonFrom: decoder) }
 
-    package func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
+    package func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 
     /// The record as a JSON object: ``contentJSON`` plus `link` in hex.
     var json: JSONValue {

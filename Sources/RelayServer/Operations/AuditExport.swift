@@ -95,12 +95,7 @@ package struct AuditExport: Sendable {
         progress: (Progress) -> Void = { _ in }
     ) async throws -> [Section] {
         var sections: [Section] = []
-        let targets: [String]
-        if let chains {
-            targets = chains
-        } else {
-            targets = try await store.auditChains()
-        }
+        let targets = try await store.auditChains(among: chains)
         for chain in targets {
             if let section = try await export(chain: chain, write: write, progress: progress) {
                 sections.append(section)

@@ -103,12 +103,7 @@ package struct AuditRetention: Sendable {
     /// - Returns: The plans of the chains that had something old enough, in chain order.
     package func run(now: Date, dryRun: Bool = false) async throws -> [Plan] {
         var plans: [Plan] = []
-        let targets: [String]
-        if let chains {
-            targets = chains
-        } else {
-            targets = try await store.auditChains()
-        }
+        let targets = try await store.auditChains(among: chains)
         for chain in targets {
             guard let plan = try await plan(chain: chain, now: now) else { continue }
             if !dryRun { try await apply(plan, now: now) }
