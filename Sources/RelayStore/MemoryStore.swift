@@ -104,6 +104,12 @@ package final class MemoryStore: PushStore {
         state.withLock { state in ids.compactMap { state.receipts[$0] }.filter { $0.tenantID == tenantID } }
     }
 
+    package func pendingReceipt(expoTicketID: String) async throws -> Receipt? {
+        state.withLock { state in
+            state.receipts.values.first { $0.expoTicketID == expoTicketID && $0.status == .pending }
+        }
+    }
+
     package func pruneReceipts(now: Date) async throws -> Int {
         state.withLock { state in
             let before = state.receipts.count

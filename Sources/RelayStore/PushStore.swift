@@ -42,6 +42,8 @@ package protocol PushStore: ExpoReceiptStore {
     func updateReceipts(_ updates: [ReceiptUpdate]) async throws
     /// The receipts among `ids` that belong to `tenantID`; others' are simply absent.
     func receipts(ids: [String], tenantID: String) async throws -> [Receipt]
+    /// The receipt still pending for an Expo ticket, if any (read before its receipt is recorded, for the audit log).
+    func pendingReceipt(expoTicketID: String) async throws -> Receipt?
     /// Deletes receipts that expired before `now`; returns how many.
     func pruneReceipts(now: Date) async throws -> Int
 

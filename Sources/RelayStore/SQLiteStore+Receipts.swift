@@ -38,6 +38,19 @@ extension SQLiteStore {
         }
     }
 
+    package func pendingReceipt(expoTicketID: String) async throws -> Receipt? {
+        try await writer.read { db in
+            // The conditions match the partial index `receipts_pending_by_expo_ticket`.
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT \(Self.receiptColumns) FROM receipts
+                    WHERE expo_ticket_id = ? AND status = 'pending' AND expo_ticket_id IS NOT NULL LIMIT 1
+                    """
+            )
+            return try Row.fetchOne(statement, arguments: [expoTicketID]).map(Receipt.init(row:))
+        }
+    }
+
     package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
         guard !updates.isEmpty else { return }
         try await writer.write { db in

@@ -101,6 +101,16 @@ extension PostgresStore {
         ).map { try $0.decode(String.self) }
     }
 
+    package func pendingReceipt(expoTicketID: String) async throws -> Receipt? {
+        // The conditions match the partial index `receipts_pending_by_expo_ticket`.
+        try await rows(
+            """
+            SELECT \(unescaped: Self.receiptColumns) FROM receipts
+            WHERE expo_ticket_id = \(expoTicketID) AND status = 'pending' AND expo_ticket_id IS NOT NULL LIMIT 1
+            """
+        ).first.map { try Receipt(row: $0) }
+    }
+
     package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
         let update = ReceiptUpdate(outcome: outcome, id: "", at: Date())
         // The inner conditions match the partial index `receipts_pending_by_expo_ticket`; the outer `status`

@@ -120,7 +120,7 @@ struct RelayAssembly {
         )
         let poller = ExpoReceiptPoller(
             configuration: expoConfiguration,
-            store: store,
+            store: AuditedExpoReceipts(relay: relay),
             client: expoClient,
             delay: expoReceiptDelay,
             environment: environment,

@@ -190,3 +190,42 @@ struct CommitQueueTests {
         #expect(try await store.usage(tenantID: "t", fromDay: "2026-01-01").count == 1)
     }
 }
+
+/// An Expo receipt that arrives after the response is audited, and corrects the usage counted at ticket time.
+@Suite(.timeLimit(.minutes(1)))
+struct AuditedExpoReceiptsTests {
+    @Test func aLateReceiptIsRecordedAndMovesUsage() async throws {
+        let store = MemoryStore()
+        let relay = Relay(store: store, senders: [:], commits: CommitQueue(store: store, settings: AuditLogSettings(chain: "i1")))
+        let created = Date(timeIntervalSince1970: 1_750_000_000)
+        let receipt = Receipt(
+            id: "r1", tenantID: "t1", keyID: "k1", provider: .expo, tokenFingerprint: "fp1", isCritical: true,
+            status: .pending, providerMessageID: "ticket-1", expoTicketID: "ticket-1", createdAt: created,
+            updatedAt: created, expiresAt: created.addingTimeInterval(3_600)
+        )
+        var ticketTime = StoreBatch(receipts: [receipt])
+        ticketTime.count(UsageCounts(delivered: 1), for: UsageKey(tenantID: "t1", date: created, provider: .expo))
+        try await store.commit(ticketTime)
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await relay.commits.run() }
+            let receipts = AuditedExpoReceipts(relay: relay)
+            try await receipts.recordExpoReceipt(
+                ticketID: "ticket-1",
+                outcome: .tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
+            )
+            // Unknown tickets change nothing and write nothing.
+            try await receipts.recordExpoReceipt(ticketID: "nope", outcome: .delivered(providerMessageID: nil))
+            relay.commits.close()
+            try await group.waitForAll()
+        }
+        let records = try await store.auditRecords(chain: "i1", after: 0, limit: 10).map(\.record)
+        #expect(records.count == 1)
+        #expect(records.first?.outcome == "DeviceNotRegistered")
+        #expect(records.first?.tenantID == "t1" && records.first?.tokenFingerprint == "fp1")
+        #expect(records.first?.critical == true)
+        let usage = try await store.usage(tenantID: "t1", fromDay: "2000-01-01")
+        #expect(usage.map(\.counts) == [UsageCounts(delivered: 0, tokenInvalid: 1)])
+        #expect(try await store.receipts(ids: ["r1"], tenantID: "t1").first?.errorCode == "DeviceNotRegistered")
+    }
+}

@@ -270,6 +270,7 @@ struct DisablingStore: PushStore {
     func updateReceipts(_ updates: [ReceiptUpdate]) async throws { try await base.updateReceipts(updates) }
     func receipts(ids: [String], tenantID: String) async throws -> [Receipt] { try await base.receipts(ids: ids, tenantID: tenantID) }
     func pruneReceipts(now: Date) async throws -> Int { try await base.pruneReceipts(now: now) }
+    func pendingReceipt(expoTicketID: String) async throws -> Receipt? { try await base.pendingReceipt(expoTicketID: expoTicketID) }
     func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
     func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] { try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit) }
     func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws { try await base.recordExpoReceipt(ticketID: ticketID, outcome: outcome) }

@@ -117,6 +117,20 @@ struct OperatorConformanceTests {
     }
 
     @Test(arguments: StoreKind.all)
+    func thePendingReceiptOfAnExpoTicketIsFoundUntilItsReceiptArrives(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.insertReceipts([
+                Fixture.receipt("r1", provider: .expo, expoTicketID: "ticket-1"),
+                Fixture.receipt("r2", provider: .expo, status: .ok, expoTicketID: "ticket-2"),
+            ])
+            #expect(try await store.pendingReceipt(expoTicketID: "ticket-1")?.id == "r1")
+            #expect(try await store.pendingReceipt(expoTicketID: "ticket-2") == nil)
+            try await store.recordExpoReceipt(ticketID: "ticket-1", outcome: .delivered(providerMessageID: nil))
+            #expect(try await store.pendingReceipt(expoTicketID: "ticket-1") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.all)
     func usageIsReportedFromTheGivenDayOn(kind: StoreKind) async throws {
         try await kind.withStore { store in
             var batch = StoreBatch()
