@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import RelayServer
+import RelayStore
+import RelayStorePostgres
 
 /// `pushrelay check-config`: loads the configuration as `serve` would and reports every problem, without starting
 /// anything.
@@ -33,7 +35,22 @@ struct CheckConfigCommand: AsyncParsableCommand {
                 path: config,
                 environment: ProcessInfo.processInfo.environment
             )
-            problems = []
+            // The PostgreSQL URL's own parameters (sslmode, pool size, schema …) are checked the way `serve` reads them.
+            if case .postgres(let url)? = configuration.store.location {
+                do throws(StoreError) {
+                    _ = try PostgresStoreConfiguration(url: url)
+                    problems = []
+                } catch {
+                    // Its messages never quote the URL (it may hold a password).
+                    let message =
+                        switch error {
+                        case .unavailable(let text), .duplicate(let text), .notFound(let text): text
+                        }
+                    problems = [ConfigurationError.Problem(key: "store.url", message: message)]
+                }
+            } else {
+                problems = []
+            }
             summary = configuration.summary
         } catch {
             problems = error.problems
