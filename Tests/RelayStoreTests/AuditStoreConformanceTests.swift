@@ -13,7 +13,7 @@ struct AuditStoreConformanceTests {
             let entry =
                 index == 2
                 ? AuditEntry(
-                    time: Fixture.date(index),
+                    timeMillis: AuditTime.millis(Fixture.date(index)),
                     event: .admin,
                     tenantID: "tenant-a",
                     outcome: "tenant.update",
@@ -22,7 +22,7 @@ struct AuditStoreConformanceTests {
                     after: .object(["rate": .double(0.5), "note": .string("ops, \"night\"")])
                 )
                 : AuditEntry(
-                    time: Fixture.date(index),
+                    timeMillis: AuditTime.millis(Fixture.date(index)),
                     event: .push,
                     tenantID: index % 3 == 0 ? "tenant-b" : "tenant-a",
                     keyID: "k1",

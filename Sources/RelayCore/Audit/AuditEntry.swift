@@ -78,34 +78,4 @@ package struct AuditEntry: Sendable, Equatable {
         self.after = after
         self.detail = detail
     }
-
-    /// An entry at `time`, rounded to the nearest millisecond.
-    package init(
-        time: Date,
-        event: AuditEvent,
-        tenantID: String? = nil,
-        keyID: String? = nil,
-        requestID: String? = nil,
-        client: String? = nil,
-        provider: String? = nil,
-        tokenFingerprint: String? = nil,
-        critical: Bool? = nil,
-        outcome: String? = nil,
-        upstreamStatus: Int? = nil,
-        upstreamReason: String? = nil,
-        attempts: Int? = nil,
-        latencyMillis: Int? = nil,
-        actor: String? = nil,
-        before: JSONValue? = nil,
-        after: JSONValue? = nil,
-        detail: String? = nil
-    ) {
-        self.init(
-            timeMillis: AuditTime.millis(time), event: event, tenantID: tenantID, keyID: keyID,
-            requestID: requestID, client: client, provider: provider, tokenFingerprint: tokenFingerprint,
-            critical: critical, outcome: outcome, upstreamStatus: upstreamStatus, upstreamReason: upstreamReason,
-            attempts: attempts, latencyMillis: latencyMillis, actor: actor, before: before, after: after,
-            detail: detail
-        )
-    }
 }

@@ -8,27 +8,28 @@ extension AuditRecord {
 
     /// The record without its link, as a JSON object with absent fields left out and the time in milliseconds.
     var contentJSON: [String: JSONValue] {
+        let entry = self.entry
         var fields: [String: JSONValue] = [
-            "chain": .string(chain), "seq": .int(seq), "time": .int(timeMillis), "event": .string(event.rawValue),
+            "chain": .string(chain), "seq": .int(seq), "time": .int(entry.timeMillis), "event": .string(entry.event.rawValue),
         ]
         func put(_ key: String, _ value: String?) { if let value { fields[key] = .string(value) } }
         func put(_ key: String, _ value: Int?) { if let value { fields[key] = .int(Int64(value)) } }
-        put("tenantID", tenantID)
-        put("keyID", keyID)
-        put("requestID", requestID)
-        put("client", client)
-        put("provider", provider)
-        put("tokenFingerprint", tokenFingerprint)
-        if let critical { fields["critical"] = .bool(critical) }
-        put("outcome", outcome)
-        put("upstreamStatus", upstreamStatus)
-        put("upstreamReason", upstreamReason)
-        put("attempts", attempts)
-        put("latencyMillis", latencyMillis)
-        put("actor", actor)
-        if let before { fields["before"] = before }
-        if let after { fields["after"] = after }
-        put("detail", detail)
+        put("tenantID", entry.tenantID)
+        put("keyID", entry.keyID)
+        put("requestID", entry.requestID)
+        put("client", entry.client)
+        put("provider", entry.provider)
+        put("tokenFingerprint", entry.tokenFingerprint)
+        if let critical = entry.critical { fields["critical"] = .bool(critical) }
+        put("outcome", entry.outcome)
+        put("upstreamStatus", entry.upstreamStatus)
+        put("upstreamReason", entry.upstreamReason)
+        put("attempts", entry.attempts)
+        put("latencyMillis", entry.latencyMillis)
+        put("actor", entry.actor)
+        if let before = entry.before { fields["before"] = before }
+        if let after = entry.after { fields["after"] = after }
+        put("detail", entry.detail)
         return fields
     }
 

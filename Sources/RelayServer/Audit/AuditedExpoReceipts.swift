@@ -29,7 +29,7 @@ package struct AuditedExpoReceipts: ExpoReceiptStore {
             batch.count(moved, for: UsageKey(tenantID: receipt.tenantID, date: receipt.createdAt, provider: .expo))
         }
         let entry = AuditEntry(
-            time: now, event: .push, tenantID: receipt.tenantID, keyID: receipt.keyID, provider: Provider.expo.rawValue,
+            timeMillis: AuditTime.millis(now), event: .push, tenantID: receipt.tenantID, keyID: receipt.keyID, provider: Provider.expo.rawValue,
             tokenFingerprint: receipt.tokenFingerprint, critical: receipt.isCritical,
             outcome: outcome.errorCode ?? "ok", upstreamReason: outcome.errorCode,
             detail: "Expo receipt for ticket \(ticketID) (receipt \(receipt.id))"

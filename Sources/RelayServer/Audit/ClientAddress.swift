@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// The networks of `[server] trusted_proxies`, and the client address they let the relay believe.
 ///
@@ -50,7 +46,7 @@ package struct TrustedProxies: Sendable, Equatable {
     /// The client of a request whose connection comes from `peer`, given its `X-Forwarded-For` header.
     package func client(peer: String?, forwardedFor: String?) -> String? {
         guard let peer, isTrusted(peer), let forwardedFor else { return peer }
-        let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
+        let hops = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         for hop in hops.reversed() {
             guard Self.bytes(of: hop) != nil else { return peer }  // garbage: believe nothing further left
             if !isTrusted(hop) { return hop }
@@ -73,14 +69,5 @@ package struct TrustedProxies: Sendable, Equatable {
             return bytes
         }
         return nil
-    }
-}
-
-extension StringProtocol {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        var text = Substring(self)
-        while let first = text.first, set.contains(first) { text.removeFirst() }
-        while let last = text.last, set.contains(last) { text.removeLast() }
-        return String(text)
     }
 }

@@ -112,6 +112,8 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     }
 
     private func waitForRoom() async {
+        // The usual case, without a continuation: there is room.
+        if state.withLock({ $0.pendingWrites < maxPendingWrites || $0.closed }) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let hasRoom = state.withLock { state in
                 if state.pendingWrites < maxPendingWrites || state.closed { return true }

@@ -17,7 +17,7 @@ extension Relay {
         let fields = trail.current
         let paths = error.entries.compactMap(\.path)
         let entry = AuditEntry(
-            time: Date(),
+            timeMillis: AuditTime.millis(Date()),
             event: .refused,
             tenantID: fields.tenantID,
             keyID: fields.keyID,

@@ -87,7 +87,7 @@ final class DeliveryJob: Sendable {
             )
             audit.append(
                 AuditEntry(
-                    time: now, event: .push, tenantID: origin.tenant.id, keyID: origin.keyID,
+                    timeMillis: AuditTime.millis(now), event: .push, tenantID: origin.tenant.id, keyID: origin.keyID,
                     requestID: origin.request.requestID, client: origin.request.client,
                     provider: item.push.provider.rawValue, tokenFingerprint: item.fingerprint,
                     critical: item.push.isCritical, outcome: report.outcome.errorCode ?? "ok",

@@ -195,7 +195,7 @@ package final class Relay: Sendable {
                 )
                 audit.append(
                     AuditEntry(
-                        time: date, event: .push, tenantID: tenant.id, keyID: identity.keyID,
+                        timeMillis: AuditTime.millis(date), event: .push, tenantID: tenant.id, keyID: identity.keyID,
                         requestID: origin.requestID, client: origin.client, provider: push.provider.rawValue,
                         tokenFingerprint: fingerprint, critical: push.isCritical, outcome: refusal.code,
                         attempts: 0, latencyMillis: 0

@@ -119,7 +119,7 @@ package struct AuditRetention: Sendable {
             plan.firstSeq == plan.anchor.seq
             ? "record \(plan.firstSeq)" : "records \(plan.firstSeq)…\(plan.anchor.seq)"
         return AuditEntry(
-            time: time,
+            timeMillis: AuditTime.millis(time),
             event: .retention,
             outcome: "audit.prune",
             actor: actor,

@@ -81,7 +81,7 @@ extension AuditEntry {
         detail: String? = nil
     ) -> AuditEntry {
         AuditEntry(
-            time: time, event: .admin, tenantID: tenantID, keyID: keyID, outcome: action, actor: actor,
+            timeMillis: AuditTime.millis(time), event: .admin, tenantID: tenantID, keyID: keyID, outcome: action, actor: actor,
             before: before, after: after, detail: detail
         )
     }
