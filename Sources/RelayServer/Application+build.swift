@@ -1,6 +1,5 @@
 package import Hummingbird
 import HummingbirdCore
-import HummingbirdHTTP2
 package import Logging
 import NIOSSL
 import RelayCore
@@ -15,6 +14,8 @@ package struct RelayApplicationParts: Sendable {
     package var port: Int
     /// PEM certificate chain and key for TLS on the listener (HTTP/2 by ALPN); plain HTTP/1.1 when `nil`.
     package var tls: (certificateChain: String, privateKey: String)?
+    /// Limits and timeouts of HTTP/2 connections on the TLS listener.
+    package var http2: RelayHTTP2Settings
     /// Renders the Prometheus exposition for `GET /metrics`.
     package var metrics: (@Sendable () async -> String)?
     /// Services that run with the application, in start order (upstream clients first, so that they close last).
@@ -28,6 +29,7 @@ package struct RelayApplicationParts: Sendable {
         host: String = "127.0.0.1",
         port: Int = 8080,
         tls: (certificateChain: String, privateKey: String)? = nil,
+        http2: RelayHTTP2Settings = RelayHTTP2Settings(),
         metrics: (@Sendable () async -> String)? = nil,
         services: [any Service] = [],
         logger: Logger = Logger(label: "pushrelay"),
@@ -37,6 +39,7 @@ package struct RelayApplicationParts: Sendable {
         self.host = host
         self.port = port
         self.tls = tls
+        self.http2 = http2
         self.metrics = metrics
         self.services = services
         self.logger = logger
@@ -73,14 +76,11 @@ package func buildApplication(_ parts: RelayApplicationParts) throws -> some App
     if let tls = parts.tls {
         let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChain.utf8)).map { NIOSSLCertificateSource.certificate($0) }
         let key = try NIOSSLPrivateKey(bytes: Array(tls.privateKey.utf8), format: .pem)
-        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
-        configuration.applicationProtocols = ["h2", "http/1.1"]
-        // Idle connections close after five minutes; on shutdown, connections get 30 seconds to finish their streams
-        // after GOAWAY before they are closed, so an idle client cannot hold the relay open.
-        server = try .http2Upgrade(
-            tlsConfiguration: configuration,
-            configuration: .init(idleTimeout: .seconds(300), gracefulCloseTimeout: .seconds(30))
-        )
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        let settings = parts.http2
+        server = HTTPServerBuilder { responder in
+            try RelayTLSChannel(responder: responder, tls: configuration, settings: settings)
+        }
     } else {
         server = .http1()
     }

@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
+import HTTP2TestClient
 import HummingbirdTesting
 import Logging
+import NIOHTTP2
 import RelayCore
 import RelayHTTP2
 import RelaySimulator
@@ -15,10 +17,21 @@ import Testing
 /// The relay over real sockets: TLS, HTTP/2 by ALPN, driven by PushRelay's own libcurl pool.
 @Suite(.timeLimit(.minutes(1)))
 struct LiveHTTP2Tests {
+    struct LiveRelay: Sendable {
+        let port: Int
+        /// The only trust root of the relay's certificate.
+        let caFile: String
+        /// A libcurl pool that trusts it.
+        let pool: HTTP2Pool
+        let group: ServiceGroup
+        var url: String { "https://127.0.0.1:\(self.port)" }
+    }
+
     /// Runs the relay on a free port with TLS, gives the body its URL and a trusting pool, then shuts down.
     static func withLiveRelay(
         _ relay: TestRelay,
-        body: @Sendable (String, HTTP2Pool, ServiceGroup) async throws -> Void
+        http2: RelayHTTP2Settings = RelayHTTP2Settings(),
+        body: @Sendable (LiveRelay) async throws -> Void
     ) async throws {
         let identity = try HTTP2TestIdentity.generate()
         let leaf = try identity.issueServerCertificate(host: "127.0.0.1")
@@ -29,7 +42,7 @@ struct LiveHTTP2Tests {
         let app = try buildApplication(
             RelayApplicationParts(
                 relay: relay.relay, host: "127.0.0.1", port: 0,
-                tls: (leaf.certificatePEM, leaf.privateKeyPEM), logger: relay.logs.logger,
+                tls: (leaf.certificatePEM, leaf.privateKeyPEM), http2: http2, logger: relay.logs.logger,
                 onServerRunning: { port in
                     if let port { ports.continuation.yield(port) }
                 }
@@ -41,7 +54,7 @@ struct LiveHTTP2Tests {
             tasks.addTask { try await group.run() }
             var iterator = ports.stream.makeAsyncIterator()
             let port = try #require(await iterator.next())
-            try await body("https://127.0.0.1:\(port)", pool, group)
+            try await body(LiveRelay(port: port, caFile: caFile, pool: pool, group: group))
             await pool.shutdown(gracePeriod: .zero)
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
@@ -58,26 +71,63 @@ struct LiveHTTP2Tests {
 
     @Test func pushOverHTTP2WithTLS() async throws {
         let relay = try await TestRelay()
-        try await Self.withLiveRelay(relay) { url, pool, _ in
-            let response = try await pool.send(Self.push(url, key: relay.key, token: TestRelay.apnsToken))
+        try await Self.withLiveRelay(relay) { live in
+            let response = try await live.pool.send(Self.push(live.url, key: relay.key, token: TestRelay.apnsToken))
             #expect(response.status == 200)
             #expect(response.header("ratelimit-limit") == "200")
             #expect(response.header("x-request-id") != nil)
             let ticket = JSONValue.decode(response.body)?.objectValue?["data"]
             #expect(ticket?[0]?["status"] == .string("ok"))
-            let health = try await pool.send(HTTP2Request(method: "GET", url: url + "/healthz"))
+            let health = try await live.pool.send(HTTP2Request(method: "GET", url: live.url + "/healthz"))
             #expect(health.status == 200)
+        }
+    }
+
+    /// A client that resets many streams (libcurl 7.88.1 resets a share of its finished ones, and every client resets
+    /// the requests it gives up on) keeps its connection far beyond swift-nio-http2's default of 200 resets per 30 s,
+    /// which used to tear busy installs' connections down with GOAWAY ENHANCE_YOUR_CALM. The control case runs that
+    /// default, to show the count used here does trip it.
+    @Test(arguments: [(limit: RelayHTTP2Settings().maxResetsPerWindow, tripped: false), (limit: 200, tripped: true)])
+    func aClientResettingManyStreamsKeepsItsConnection(limit: Int, tripped: Bool) async throws {
+        let relay = try await TestRelay()
+        try await Self.withLiveRelay(relay, http2: RelayHTTP2Settings(maxResetsPerWindow: limit)) { live in
+            let client = try await HTTP2TestClient.connect(port: live.port, trusting: live.caFile)
+            for _ in 0..<1_000 {
+                guard (try? await client.openAndReset(path: "/healthz")) != nil else { break }
+            }
+            let response = try? await client.request(method: "GET", path: "/healthz")
+            if tripped {
+                #expect(response == nil)
+                #expect((try? await client.goAway.get())?.errorCode == .enhanceYourCalm)
+            } else {
+                #expect(response?.status == 200)
+            }
+            await client.close()
+        }
+    }
+
+    /// On shutdown an HTTP/2 client is told GOAWAY (naming the largest stream id first, RFC 9113 §6.8) and its idle
+    /// connection is closed once it has acknowledged the PING.
+    @Test func shutdownSaysGoAwayAndClosesIdleConnections() async throws {
+        let relay = try await TestRelay()
+        try await Self.withLiveRelay(relay) { live in
+            let client = try await HTTP2TestClient.connect(port: live.port, trusting: live.caFile)
+            #expect(try await client.request(method: "GET", path: "/healthz").status == 200)
+            await live.group.triggerGracefulShutdown()
+            let goAway = try await client.goAway.get()
+            #expect(goAway == .init(lastStreamID: Int(Int32.max), errorCode: .noError))
+            try await client.channel.closeFuture.get()
         }
     }
 
     @Test func gracefulShutdownFinishesAcceptedPushes() async throws {
         let gate = Gate()
         let relay = try await TestRelay(gate: gate, waitDeadline: .seconds(20))
-        try await Self.withLiveRelay(relay) { url, pool, group in
-            async let answer = pool.send(Self.push(url, key: relay.key, token: TestRelay.apnsToken))
+        try await Self.withLiveRelay(relay) { live in
+            async let answer = live.pool.send(Self.push(live.url, key: relay.key, token: TestRelay.apnsToken))
             // Wait until the push is with the (held) sender, then ask the relay to stop.
             while relay.senders[.apns]?.sentPushes.isEmpty ?? true { await Task.yield() }
-            await group.triggerGracefulShutdown()
+            await live.group.triggerGracefulShutdown()
             gate.open()
             let response = try await answer
             #expect(response.status == 200)

@@ -1,3 +1,4 @@
+import HTTP2TestClient
 import Foundation
 import Testing
 

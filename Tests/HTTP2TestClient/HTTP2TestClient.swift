@@ -1,6 +1,6 @@
-import NIOCore
+package import NIOCore
 import NIOHPACK
-import NIOHTTP2
+package import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
@@ -10,40 +10,45 @@ import NIOTLS
 ///
 /// One instance is one connection. Requests are NIO stream channels; root-stream frames (SETTINGS, GOAWAY) and the
 /// TLS handshake are observed by ``ConnectionObserver``.
-final class HTTP2TestClient: Sendable {
-    struct Response: Sendable {
-        var status: Int
-        var headers: [(name: String, value: String)]
-        var body: [UInt8]
+package final class HTTP2TestClient: Sendable {
+    package struct Response: Sendable {
+        package var status: Int
+        package var headers: [(name: String, value: String)]
+        package var body: [UInt8]
 
-        func header(_ name: String) -> String? {
+        package func header(_ name: String) -> String? {
             self.headers.first { $0.name == name }?.value
         }
 
-        var bodyText: String {
+        package var bodyText: String {
             String(decoding: self.body, as: UTF8.self)
         }
     }
 
-    struct GoAway: Sendable, Equatable {
-        var lastStreamID: Int
-        var errorCode: HTTP2ErrorCode
+    package struct GoAway: Sendable, Equatable {
+        package var lastStreamID: Int
+        package var errorCode: HTTP2ErrorCode
+
+        package init(lastStreamID: Int, errorCode: HTTP2ErrorCode) {
+            self.lastStreamID = lastStreamID
+            self.errorCode = errorCode
+        }
     }
 
-    enum ClientError: Error {
+    package enum ClientError: Error {
         /// The stream ended (connection closed) before a complete response arrived.
         case incompleteResponse
         /// The connection closed before the awaited event.
         case connectionClosed
     }
 
-    let channel: any Channel
+    package let channel: any Channel
     /// The `h2` protocol negotiated by ALPN, once the TLS handshake succeeded; fails with the handshake error.
-    let negotiatedProtocol: EventLoopFuture<String?>
+    package let negotiatedProtocol: EventLoopFuture<String?>
     /// The server's first SETTINGS frame.
-    let remoteSettings: EventLoopFuture<HTTP2Settings>
+    package let remoteSettings: EventLoopFuture<HTTP2Settings>
     /// The first GOAWAY the server sent.
-    let goAway: EventLoopFuture<GoAway>
+    package let goAway: EventLoopFuture<GoAway>
     private let multiplexer: NIOHTTP2Handler.AsyncStreamMultiplexer<Void>
     private let authority: String
 
@@ -69,7 +74,7 @@ final class HTTP2TestClient: Sendable {
     ///   - host: The address to connect to.
     ///   - serverHostname: The name to send by SNI and to verify; `nil` verifies the server's IP address instead.
     ///   - applicationProtocols: What to offer by ALPN; the connection speaks HTTP/2 whatever is negotiated.
-    static func connect(
+    package static func connect(
         port: Int,
         trusting caFilePath: String,
         host: String = "127.0.0.1",
@@ -111,22 +116,14 @@ final class HTTP2TestClient: Sendable {
     ///
     /// - Throws: `NIOHTTP2Errors.StreamClosed` when the server resets the stream, ``ClientError/incompleteResponse``
     ///   when the connection ends first.
-    func request(
+    package func request(
         method: String = "POST",
         path: String = "/",
         headers: [(String, String)] = [],
         body: [UInt8] = []
     ) async throws -> Response {
-        let stream = try await self.multiplexer.openStream { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try NIOAsyncChannel<HTTP2Frame.FramePayload, HTTP2Frame.FramePayload>(
-                    wrappingChannelSynchronously: channel
-                )
-            }
-        }
-        let requestHeaders = HPACKHeaders(
-            [(":method", method), (":scheme", "https"), (":authority", self.authority), (":path", path)] + headers
-        )
+        let stream = try await self.openStream()
+        let requestHeaders = self.requestHeaders(method: method, path: path, headers)
         return try await stream.executeThenClose { inbound, outbound in
             if body.isEmpty {
                 try await outbound.write(.headers(.init(headers: requestHeaders, endStream: true)))
@@ -169,7 +166,28 @@ final class HTTP2TestClient: Sendable {
         }
     }
 
-    func close() async {
+    /// Opens a stream with a request's HEADERS and at once resets it (RST_STREAM CANCEL), as a client that gives up does.
+    package func openAndReset(method: String = "GET", path: String = "/") async throws {
+        let stream = try await self.openStream()
+        let requestHeaders = self.requestHeaders(method: method, path: path)
+        try await stream.executeThenClose { _, outbound in
+            try await outbound.write(contentsOf: [.headers(.init(headers: requestHeaders, endStream: false)), .rstStream(.cancel)])
+        }
+    }
+
+    private func openStream() async throws -> NIOAsyncChannel<HTTP2Frame.FramePayload, HTTP2Frame.FramePayload> {
+        try await self.multiplexer.openStream { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try NIOAsyncChannel<HTTP2Frame.FramePayload, HTTP2Frame.FramePayload>(wrappingChannelSynchronously: channel)
+            }
+        }
+    }
+
+    private func requestHeaders(method: String, path: String, _ extra: [(String, String)] = []) -> HPACKHeaders {
+        HPACKHeaders([(":method", method), (":scheme", "https"), (":authority", self.authority), (":path", path)] + extra)
+    }
+
+    package func close() async {
         try? await self.channel.close()
     }
 }

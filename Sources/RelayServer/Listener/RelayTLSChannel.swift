@@ -1,0 +1,152 @@
+package import HummingbirdCore
+package import Logging
+package import NIOCore
+import NIOHTTP2
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP2
+package import NIOSSL
+import NIOTLS
+
+/// How the relay's TLS listener treats HTTP/2 connections.
+package struct RelayHTTP2Settings: Sendable, Equatable {
+    /// Streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
+    package var maxConcurrentStreams: Int
+    /// A connection without open streams this long gets a GOAWAY and is closed.
+    package var idleTimeout: TimeAmount
+    /// On shutdown, how long a connection has to finish its streams after the first GOAWAY.
+    package var gracefulCloseTimeout: TimeAmount
+    /// RST_STREAM frames (and, separately, stream errors) a client may cause per `resetWindow` before the connection
+    /// is closed with ENHANCE_YOUR_CALM: the "rapid reset" protection (CVE-2023-44487). swift-nio-http2's default, 200
+    /// per 30 s, is far below what an honest libcurl 7.88 client sends under load (it resets a share of its finished
+    /// streams, and every client resets the requests it gives up on), so busy installs saw their connections torn
+    /// down and their in-flight pushes fail. 2,000 per 10 s (200 a second, sustained) is still far below a flood.
+    /// swift-nio-http2 reserves 8 bytes per allowed event for each connection (16 KB each here).
+    package var maxResetsPerWindow: Int
+    package var resetWindow: TimeAmount
+    /// Suspicious events (stream errors) over a connection's whole life before it is closed; swift-nio-http2's
+    /// default of 200 would end a busy connection after hours for nothing more than late frames on reset streams.
+    package var maxGlitchesPerConnection: Int
+    /// Streams remembered as reset, so that frames the client sent before it saw the reset are ignored rather than
+    /// counted as errors (swift-nio-http2's default is 32; a connection has up to `maxConcurrentStreams` in flight).
+    package var recentlyResetStreams: Int
+
+    package init(
+        maxConcurrentStreams: Int = 100,
+        idleTimeout: TimeAmount = .seconds(300),
+        gracefulCloseTimeout: TimeAmount = .seconds(30),
+        maxResetsPerWindow: Int = 2_000,
+        resetWindow: TimeAmount = .seconds(10),
+        maxGlitchesPerConnection: Int = 20_000,
+        recentlyResetStreams: Int = 256
+    ) {
+        self.maxConcurrentStreams = maxConcurrentStreams
+        self.idleTimeout = idleTimeout
+        self.gracefulCloseTimeout = gracefulCloseTimeout
+        self.maxResetsPerWindow = maxResetsPerWindow
+        self.resetWindow = resetWindow
+        self.maxGlitchesPerConnection = maxGlitchesPerConnection
+        self.recentlyResetStreams = recentlyResetStreams
+    }
+
+    /// The configuration of each connection's `NIOHTTP2Handler`.
+    var handlerConfiguration: NIOHTTP2Handler.Configuration {
+        var configuration = NIOHTTP2Handler.Configuration()
+        configuration.connection.initialSettings.removeAll { $0.parameter == .maxConcurrentStreams }
+        configuration.connection.initialSettings.append(HTTP2Setting(parameter: .maxConcurrentStreams, value: self.maxConcurrentStreams))
+        configuration.stream.streamResetFrameRateLimit.maximumCount = self.maxResetsPerWindow
+        configuration.stream.streamResetFrameRateLimit.windowLength = self.resetWindow
+        configuration.stream.streamErrorRateLimit.maximumCount = self.maxResetsPerWindow
+        configuration.stream.streamErrorRateLimit.windowLength = self.resetWindow
+        configuration.connection.maximumConnectionGlitches = self.maxGlitchesPerConnection
+        configuration.connection.maximumRecentlyResetStreams = self.recentlyResetStreams
+        return configuration
+    }
+}
+
+/// The relay's TLS listener channel: TLS, then ALPN picks HTTP/2 (`h2`) or HTTP/1.1. HTTP/1.1 is Hummingbird's own
+/// channel; HTTP/2 is set up here rather than by HummingbirdHTTP2, whose `NIOHTTP2Handler` cannot be configured (see
+/// `RelayHTTP2Settings.maxResetsPerWindow`). Each HTTP/2 stream is served by the same responder as an HTTP/1.1
+/// request; `HTTP2ConnectionManager` closes idle connections and drains them on graceful shutdown.
+package struct RelayTLSChannel: HTTPChannelHandler {
+    typealias HTTP2Connection = NIOHTTP2Handler.AsyncStreamMultiplexer<HTTP1Channel.Value>
+
+    package struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Connection>>
+        package let channel: any Channel
+    }
+
+    package let responder: Responder
+    private let sslContext: NIOSSLContext
+    private let http1: HTTP1Channel
+    private let settings: RelayHTTP2Settings
+
+    package init(responder: @escaping Responder, tls: TLSConfiguration, settings: RelayHTTP2Settings) throws {
+        var tls = tls
+        tls.applicationProtocols = ["h2", "http/1.1"]
+        self.sslContext = try NIOSSLContext(configuration: tls)
+        self.responder = responder
+        self.settings = settings
+        self.http1 = HTTP1Channel(responder: responder, configuration: .init(idleTimeout: settings.idleTimeout))
+    }
+
+    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let sync = channel.pipeline.syncOperations
+            try sync.addHandler(NIOSSLServerHandler(context: self.sslContext))
+            let negotiation = NIOTypedApplicationProtocolNegotiationHandler<
+                NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Connection>
+            > { result, channel in
+                switch result {
+                case .negotiated("h2"):
+                    return self.setupHTTP2(channel: channel, logger: logger).map { .http2($0) }
+                case .negotiated("http/1.1"), .fallback:
+                    return self.http1.setup(channel: channel, logger: logger).map { .http1_1($0) }
+                case .negotiated:
+                    return channel.close().flatMapThrowing { throw NIOHTTP2Errors.invalidALPNToken() }
+                }
+            }
+            try sync.addHandler(negotiation)
+            return Value(negotiated: negotiation.protocolNegotiationResult, channel: channel)
+        }
+    }
+
+    package func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.negotiated.get() {
+            case .http1_1(let http1):
+                await self.http1.handle(value: http1, logger: logger)
+            case .http2(let connection):
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await stream in connection.inbound {
+                        group.addTask {
+                            await self.handleHTTP(asyncChannel: stream, logger: logger)
+                        }
+                    }
+                }
+            }
+        } catch {
+            logger.debug("Inbound connection ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func setupHTTP2(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP2Connection> {
+        channel.eventLoop.makeCompletedFuture {
+            let manager = HTTP2ConnectionManager(
+                timeouts: .init(idle: self.settings.idleTimeout, gracefulClose: self.settings.gracefulCloseTimeout),
+                eventLoop: channel.eventLoop
+            )
+            let connection = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
+                mode: .server,
+                streamDelegate: manager.streamDelegate,
+                configuration: self.settings.handlerConfiguration
+            ) { stream in
+                stream.eventLoop.makeCompletedFuture {
+                    try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
+                    return try HTTP1Channel.Value(wrappingChannelSynchronously: stream)
+                }
+            }
+            try channel.pipeline.syncOperations.addHandler(manager)
+            return connection
+        }
+    }
+}
