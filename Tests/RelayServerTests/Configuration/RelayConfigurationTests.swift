@@ -26,7 +26,7 @@ import Testing
             configuration.upstream
                 == .init(caFile: nil, maxConnections: 2, maxConcurrentStreams: nil, timeoutMs: 10_000, maxAttempts: 3)
         )
-        #expect(configuration.upstream.concurrentStreams(for: .apns) == 1000)
+        #expect(configuration.upstream.concurrentStreams(for: .apns) == 500)
         #expect(configuration.upstream.concurrentStreams(for: .fcm) == 100)
         #expect(configuration.upstream.concurrentStreams(for: .expo) == 100)
         #expect(configuration.expo.endpoint == "https://exp.host")
