@@ -130,6 +130,19 @@ struct RelayBenchmark: AsyncParsableCommand {
             try await pool.send(request([token(number)]))
         }
         let rss = Self.peakResidentMegabytes(pid: relay.processIdentifier)
+        // The reference for "added by the relay": the same load generator sends one-notification requests at the same
+        // rate straight to the simulator (its Expo endpoint: one HTTP/2 round trip, no credentials), with the relay idle.
+        let direct = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: simulator.caFilePath))
+        let directPaced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
+            try await direct.send(
+                HTTP2Request(
+                    url: simulator.baseURL + "/--/api/v2/push/send",
+                    headers: [HTTPHeader("content-type", "application/json")],
+                    body: Array(#"{"to":"ExponentPushToken[bench\#(number)]","title":"Bench","body":"Load"}"#.utf8)
+                )
+            )
+        }
+        await direct.shutdown()
         await pool.shutdown()
         relay.terminate()
         relay.waitUntilExit()
@@ -148,6 +161,11 @@ struct RelayBenchmark: AsyncParsableCommand {
             "paced_rate": pacedRate, "paced_failed": paced.failed,
             "paced_p50_ms": TransportBenchmark.rounded(paced.percentile(0.5), 3),
             "paced_p99_ms": TransportBenchmark.rounded(paced.percentile(0.99), 3),
+            "direct_paced_failed": directPaced.failed,
+            "direct_paced_p50_ms": TransportBenchmark.rounded(directPaced.percentile(0.5), 3),
+            "direct_paced_p99_ms": TransportBenchmark.rounded(directPaced.percentile(0.99), 3),
+            "paced_p50_added_ms": TransportBenchmark.rounded(paced.percentile(0.5) - directPaced.percentile(0.5), 3),
+            "paced_p99_added_ms": TransportBenchmark.rounded(paced.percentile(0.99) - directPaced.percentile(0.99), 3),
             "relay_cpu_seconds_per_1000_notifications_single": TransportBenchmark.rounded((cpu1 - cpu0) / Double(requests) * 1000, 4),
             "relay_cpu_seconds_per_1000_notifications_batched": TransportBenchmark.rounded((cpu2 - cpu1) / Double(batches * 100) * 1000, 4),
             "relay_max_rss_mb": TransportBenchmark.rounded(rss, 1),
@@ -225,12 +243,22 @@ struct RelayBenchmark: AsyncParsableCommand {
                 result.succeeded += 1
             } else {
                 result.failed += 1
-                result.errors["status \(response.status)", default: 0] += 1
+                result.errors[Self.failureName(response), default: 0] += 1
             }
         } catch {
             result.failed += 1
             result.errors["\(error)", default: 0] += 1
         }
+    }
+
+    /// "status 429", or for a 200 with an error ticket the ticket's code ("ticket ProviderUnavailable").
+    static func failureName(_ response: HTTP2Response) -> String {
+        guard response.status == 200,
+            case .array(let tickets)? = JSONValue.decode(response.body)?.objectValue?["data"],
+            let failed = tickets.first(where: { $0.objectValue?["status"]?.stringValue == "error" }),
+            let code = failed.objectValue?["details"]?.objectValue?["error"]?.stringValue
+        else { return "status \(response.status)" }
+        return "ticket \(code)"
     }
 
     static func collect(_ group: TaskGroup<TransportBenchmark.Result>) async -> TransportBenchmark.Result {
