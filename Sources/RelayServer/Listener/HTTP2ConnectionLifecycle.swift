@@ -43,8 +43,8 @@ package struct HTTP2ConnectionLifecycle: Sendable {
     private enum Phase: Sendable, Equatable {
         /// Serving; `idleSince` is set while no stream is open.
         case serving(idleSince: NIODeadline?)
-        /// First GOAWAY and PING sent; waiting for the PING's acknowledgement.
-        case awaitingPingAck(ping: UInt64, deadline: NIODeadline)
+        /// First GOAWAY and PING (`drainPing`) sent; waiting for the PING's acknowledgement.
+        case awaitingPingAck(deadline: NIODeadline)
         /// Final GOAWAY sent; the connection closes when its last stream does.
         case draining(deadline: NIODeadline)
         case closed
@@ -73,7 +73,7 @@ package struct HTTP2ConnectionLifecycle: Sendable {
 
     package var isClosed: Bool { self.phase == .closed }
 
-    package mutating func streamOpened(id: Int, now: NIODeadline) -> Decision {
+    package mutating func streamOpened(id: Int) -> Decision {
         self.openStreams += 1
         self.lastStreamID = max(self.lastStreamID, id)
         if case .serving = self.phase {
@@ -104,12 +104,12 @@ package struct HTTP2ConnectionLifecycle: Sendable {
     package mutating func quiesce(now: NIODeadline) -> Decision {
         guard case .serving = self.phase else { return .none }
         let deadline = now + self.timeouts.gracefulClose
-        self.phase = .awaitingPingAck(ping: Self.drainPing, deadline: deadline)
+        self.phase = .awaitingPingAck(deadline: deadline)
         return Decision(goAway: GoAway(lastStreamID: Self.maximumStreamID, ping: Self.drainPing), wakeUp: deadline, close: false)
     }
 
     package mutating func pingAcknowledged(_ data: UInt64, now: NIODeadline) -> Decision {
-        guard case .awaitingPingAck(let ping, let deadline) = self.phase, ping == data else { return .none }
+        guard case .awaitingPingAck(let deadline) = self.phase, data == Self.drainPing else { return .none }
         let goAway = GoAway(lastStreamID: self.lastStreamID, ping: nil)
         if self.openStreams == 0 {
             self.phase = .closed
@@ -129,7 +129,7 @@ package struct HTTP2ConnectionLifecycle: Sendable {
             guard now >= due else { return Decision(goAway: nil, wakeUp: due, close: false) }
             self.phase = .closed
             return Decision(goAway: GoAway(lastStreamID: self.lastStreamID, ping: nil), wakeUp: nil, close: true)
-        case .awaitingPingAck(_, let deadline), .draining(let deadline):
+        case .awaitingPingAck(let deadline), .draining(let deadline):
             guard now >= deadline else { return Decision(goAway: nil, wakeUp: deadline, close: false) }
             self.phase = .closed
             return Decision(goAway: nil, wakeUp: nil, close: true)

@@ -31,7 +31,7 @@ final class HTTP2ConnectionManager: ChannelInboundHandler, RemovableChannelHandl
 
         func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
             let manager = self.manager.value
-            manager.run(manager.lifecycle.streamOpened(id: Int(id), now: .now()))
+            manager.run(manager.lifecycle.streamOpened(id: Int(id)))
         }
 
         func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
@@ -48,15 +48,13 @@ final class HTTP2ConnectionManager: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        self.timer?.cancel()
-        self.timer = nil
+        self.disarm()
         self.context = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         _ = self.lifecycle.connectionEnded()
-        self.timer?.cancel()
-        self.timer = nil
+        self.disarm()
         context.fireChannelInactive()
     }
 
@@ -86,18 +84,17 @@ final class HTTP2ConnectionManager: ChannelInboundHandler, RemovableChannelHandl
 
     private func run(_ decision: HTTP2ConnectionLifecycle.Decision) {
         guard let context = self.context else { return }
-        if let wakeUp = decision.wakeUp {
+        if decision.close {
+            self.disarm()
+        } else if let wakeUp = decision.wakeUp {
             self.arm(wakeUp)
         }
-        if decision.close {
-            self.timer?.cancel()
-            self.timer = nil
-        }
-        guard let goAway = decision.goAway else {
-            if decision.close { context.close(promise: nil) }
+        switch (decision.goAway, decision.close) {
+        case (nil, false):
             return
-        }
-        if decision.close {
+        case (nil, true):
+            context.close(promise: nil)
+        case (let goAway?, true):
             // The decision may come from inside NIOHTTP2Handler while it processes the last stream's END_STREAM
             // frame, before that frame has been passed on and flushed. So write the GOAWAY on the next tick, after it,
             // and close only once the GOAWAY is written: nothing the client is owed is cut off.
@@ -109,13 +106,14 @@ final class HTTP2ConnectionManager: ChannelInboundHandler, RemovableChannelHandl
                 context.writeAndFlush(NIOAny(frame), promise: written)
                 written.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
             }
-            return
+        case (let goAway?, false):
+            context.write(self.wrapOutboundOut(Self.goAwayFrame(goAway)), promise: nil)
+            if let ping = goAway.ping {
+                let frame = HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: ping), ack: false))
+                context.write(self.wrapOutboundOut(frame), promise: nil)
+            }
+            context.flush()
         }
-        context.write(self.wrapOutboundOut(Self.goAwayFrame(goAway)), promise: nil)
-        if let ping = goAway.ping {
-            context.write(self.wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: ping), ack: false))), promise: nil)
-        }
-        context.flush()
     }
 
     private static func goAwayFrame(_ goAway: HTTP2ConnectionLifecycle.GoAway) -> HTTP2Frame {
@@ -123,6 +121,11 @@ final class HTTP2ConnectionManager: ChannelInboundHandler, RemovableChannelHandl
             streamID: .rootStream,
             payload: .goAway(lastStreamID: HTTP2StreamID(goAway.lastStreamID), errorCode: .noError, opaqueData: nil)
         )
+    }
+
+    private func disarm() {
+        self.timer?.cancel()
+        self.timer = nil
     }
 
     private func arm(_ deadline: NIODeadline) {

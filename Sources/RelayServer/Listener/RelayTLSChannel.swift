@@ -2,7 +2,6 @@ package import HummingbirdCore
 package import Logging
 package import NIOCore
 import NIOHTTP2
-import NIOHTTPTypes
 import NIOHTTPTypesHTTP2
 package import NIOSSL
 import NIOTLS
@@ -49,6 +48,11 @@ package struct RelayHTTP2Settings: Sendable, Equatable {
         self.resetWindow = resetWindow
         self.maxGlitchesPerConnection = maxGlitchesPerConnection
         self.recentlyResetStreams = recentlyResetStreams
+    }
+
+    /// The timeouts each connection's `HTTP2ConnectionLifecycle` runs on.
+    var connectionTimeouts: HTTP2ConnectionLifecycle.Timeouts {
+        .init(idle: self.idleTimeout, gracefulClose: self.gracefulCloseTimeout)
     }
 
     /// The configuration of each connection's `NIOHTTP2Handler`.
@@ -132,10 +136,7 @@ package struct RelayTLSChannel: HTTPChannelHandler {
 
     private func setupHTTP2(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP2Connection> {
         channel.eventLoop.makeCompletedFuture {
-            let manager = HTTP2ConnectionManager(
-                timeouts: .init(idle: self.settings.idleTimeout, gracefulClose: self.settings.gracefulCloseTimeout),
-                eventLoop: channel.eventLoop
-            )
+            let manager = HTTP2ConnectionManager(timeouts: self.settings.connectionTimeouts, eventLoop: channel.eventLoop)
             let connection = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
                 mode: .server,
                 streamDelegate: manager.streamDelegate,

@@ -19,8 +19,8 @@ struct HTTP2ConnectionLifecycleTests {
 
     @Test func aBusyConnectionIsNotClosedAndTheIdleClockStartsWhenItsLastStreamCloses() {
         var lifecycle = Lifecycle(timeouts: Self.timeouts, now: Self.start)
-        #expect(lifecycle.streamOpened(id: 1, now: Self.at(10)) == .none)
-        #expect(lifecycle.streamOpened(id: 3, now: Self.at(20)) == .none)
+        #expect(lifecycle.streamOpened(id: 1) == .none)
+        #expect(lifecycle.streamOpened(id: 3) == .none)
         // Busy at the first wake-up: look again later, close nothing.
         #expect(lifecycle.timerFired(now: Self.at(300)) == .init(goAway: nil, wakeUp: Self.at(600), close: false))
         #expect(lifecycle.streamClosed(id: 1, now: Self.at(400)) == .none)
@@ -32,14 +32,14 @@ struct HTTP2ConnectionLifecycleTests {
 
     @Test func aStreamOpenedWhileIdleCancelsTheIdleClose() {
         var lifecycle = Lifecycle(timeouts: Self.timeouts, now: Self.start)
-        _ = lifecycle.streamOpened(id: 1, now: Self.at(299))
+        _ = lifecycle.streamOpened(id: 1)
         #expect(lifecycle.timerFired(now: Self.at(300)).close == false)
         #expect(!lifecycle.isClosed)
     }
 
     @Test func gracefulShutdownSendsTwoGoAwaysAroundAPingAndClosesWhenTheLastStreamEnds() {
         var lifecycle = Lifecycle(timeouts: Self.timeouts, now: Self.start)
-        _ = lifecycle.streamOpened(id: 1, now: Self.at(1))
+        _ = lifecycle.streamOpened(id: 1)
         #expect(
             lifecycle.quiesce(now: Self.at(2))
                 == .init(goAway: .init(lastStreamID: Lifecycle.maximumStreamID, ping: Lifecycle.drainPing), wakeUp: Self.at(32), close: false)
@@ -47,7 +47,7 @@ struct HTTP2ConnectionLifecycleTests {
         // A second quiesce changes nothing.
         #expect(lifecycle.quiesce(now: Self.at(3)) == .none)
         // A stream the client opened before it saw the first GOAWAY is still served.
-        _ = lifecycle.streamOpened(id: 5, now: Self.at(3))
+        _ = lifecycle.streamOpened(id: 5)
         // Someone else's PING acknowledgement is not ours.
         #expect(lifecycle.pingAcknowledged(42, now: Self.at(4)) == .none)
         #expect(lifecycle.pingAcknowledged(Lifecycle.drainPing, now: Self.at(4)) == .init(goAway: .init(lastStreamID: 5, ping: nil), wakeUp: nil, close: false))
@@ -58,7 +58,7 @@ struct HTTP2ConnectionLifecycleTests {
 
     @Test func gracefulShutdownOfAnIdleConnectionClosesOnThePingAcknowledgement() {
         var lifecycle = Lifecycle(timeouts: Self.timeouts, now: Self.start)
-        _ = lifecycle.streamOpened(id: 7, now: Self.at(1))
+        _ = lifecycle.streamOpened(id: 7)
         _ = lifecycle.streamClosed(id: 7, now: Self.at(2))
         _ = lifecycle.quiesce(now: Self.at(3))
         // Closing the last stream while waiting for the acknowledgement does not close early: the client may still
@@ -68,13 +68,13 @@ struct HTTP2ConnectionLifecycleTests {
 
     @Test func aClientThatNeverAnswersIsClosedAtTheGraceDeadline() {
         var lifecycle = Lifecycle(timeouts: Self.timeouts, now: Self.start)
-        _ = lifecycle.streamOpened(id: 1, now: Self.at(1))
+        _ = lifecycle.streamOpened(id: 1)
         _ = lifecycle.quiesce(now: Self.at(10))
         #expect(lifecycle.timerFired(now: Self.at(20)) == .init(goAway: nil, wakeUp: Self.at(40), close: false))
         #expect(lifecycle.timerFired(now: Self.at(40)) == .init(goAway: nil, wakeUp: nil, close: true))
         // And after the acknowledgement, a stream that never finishes is cut at the same deadline.
         var acknowledged = Lifecycle(timeouts: Self.timeouts, now: Self.start)
-        _ = acknowledged.streamOpened(id: 1, now: Self.at(1))
+        _ = acknowledged.streamOpened(id: 1)
         _ = acknowledged.quiesce(now: Self.at(10))
         _ = acknowledged.pingAcknowledged(Lifecycle.drainPing, now: Self.at(11))
         #expect(acknowledged.timerFired(now: Self.at(40)).close)
