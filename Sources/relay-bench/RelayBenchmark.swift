@@ -93,7 +93,7 @@ struct RelayBenchmark: AsyncParsableCommand {
         defer { if relay.isRunning { relay.terminate() } }
 
         let url = "https://127.0.0.1:\(port)"
-        // 100 streams per connection: the relay (Hummingbird on swift-nio-http2) allows 100, and libcurl 7.88.1 would
+        // 100 streams per connection: the relay's HTTP/2 listener allows 100 (RelayHTTP2Settings), and libcurl 7.88.1 would
         // otherwise overfill a new connection before its SETTINGS arrive.
         let pool = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: caFile))
         try await Self.waitUntilReady(pool, url: url)
