@@ -16,11 +16,17 @@ package final class MemoryStore: PushStore {
         var checkpoints: [AuditCheckpoint] = []
         var anchors: [String: AuditAnchor] = [:]
         var fingerprintKey: [UInt8]?
+        var commitsFail = false
     }
 
     private let state = Mutex(State())
 
     package init() {}
+
+    /// For tests of a store outage: while set, ``commit(_:)`` writes nothing and throws ``StoreError/unavailable(_:)``.
+    package func failCommits(_ fail: Bool) {
+        state.withLock { $0.commitsFail = fail }
+    }
 
     package func migrate() async throws {}
     package func ping() async throws {}
@@ -119,7 +125,11 @@ package final class MemoryStore: PushStore {
     }
 
     package func commit(_ batch: StoreBatch) async throws {
-        state.withLock { state in
+        try state.withLock { state in
+            if state.commitsFail { throw StoreError.unavailable("commits fail (test)") }
+            for receipt in batch.provisionalReceipts where state.receipts[receipt.id] == nil {
+                state.receipts[receipt.id] = receipt
+            }
             for receipt in batch.receipts { state.receipts[receipt.id] = receipt }
             for update in batch.receiptUpdates {
                 guard var receipt = state.receipts[update.id] else { continue }

@@ -19,12 +19,14 @@ extension SQLiteStore {
     }
 
     /// Inserts `receipts` inside the caller's transaction.
-    static func insert(_ receipts: [Receipt], db: Database) throws {
+    ///
+    /// - Parameter replacing: Whether a receipt with the same id is replaced (as in `MemoryStore`) or kept
+    ///   (``StoreBatch/provisionalReceipts``).
+    static func insert(_ receipts: [Receipt], db: Database, replacing: Bool = true) throws {
         guard !receipts.isEmpty else { return }
-        // Same id again replaces the receipt, as in `MemoryStore`.
         let statement = try db.cachedStatement(
             sql: """
-                INSERT OR REPLACE INTO receipts (\(Self.receiptColumns))
+                INSERT OR \(replacing ? "REPLACE" : "IGNORE") INTO receipts (\(Self.receiptColumns))
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )

@@ -3,7 +3,12 @@ package import RelayCore
 
 /// Writes that go to the store together, in one transaction (see ``PushStore/commit(_:)``).
 package struct StoreBatch: Sendable, Equatable {
+    /// Written whole: a receipt with the same id is replaced.
     package var receipts: [Receipt] = []
+    /// Written only where no receipt with the same id exists yet, before ``receipts``: the "pending" a request
+    /// answers at its deadline, which must never overwrite an outcome its delivery wrote meanwhile, whichever of the
+    /// two commits first.
+    package var provisionalReceipts: [Receipt] = []
     package var receiptUpdates: [ReceiptUpdate] = []
     /// Added to the stored counters.
     package var usage: [UsageKey: UsageCounts] = [:]
@@ -13,12 +18,14 @@ package struct StoreBatch: Sendable, Equatable {
 
     package init(
         receipts: [Receipt] = [],
+        provisionalReceipts: [Receipt] = [],
         receiptUpdates: [ReceiptUpdate] = [],
         usage: [UsageKey: UsageCounts] = [:],
         audit: [AuditRecord] = [],
         checkpoints: [AuditCheckpoint] = []
     ) {
         self.receipts = receipts
+        self.provisionalReceipts = provisionalReceipts
         self.receiptUpdates = receiptUpdates
         self.usage = usage
         self.audit = audit
@@ -26,12 +33,13 @@ package struct StoreBatch: Sendable, Equatable {
     }
 
     package var isEmpty: Bool {
-        receipts.isEmpty && receiptUpdates.isEmpty && usage.isEmpty && audit.isEmpty && checkpoints.isEmpty
+        receipts.isEmpty && provisionalReceipts.isEmpty && receiptUpdates.isEmpty && usage.isEmpty && audit.isEmpty && checkpoints.isEmpty
     }
 
     /// Adds `other`'s writes after this batch's.
     package mutating func append(_ other: StoreBatch) {
         receipts += other.receipts
+        provisionalReceipts += other.provisionalReceipts
         receiptUpdates += other.receiptUpdates
         usage.merge(other.usage, uniquingKeysWith: +)
         audit += other.audit

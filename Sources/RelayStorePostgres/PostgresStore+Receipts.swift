@@ -40,7 +40,8 @@ extension PostgresStore {
     package func commit(_ batch: StoreBatch) async throws {
         guard !batch.isEmpty else { return }
         let statements =
-            Self.insertStatements(batch.receipts) + Self.updateStatements(batch.receiptUpdates)
+            Self.insertStatements(batch.provisionalReceipts, replacing: false) + Self.insertStatements(batch.receipts)
+            + Self.updateStatements(batch.receiptUpdates)
             + Self.usageStatements(batch.usage) + Self.auditStatements(batch.audit)
             + Self.checkpointStatements(batch.checkpoints)
         guard !statements.isEmpty else { return }
@@ -144,8 +145,9 @@ extension PostgresStore {
     // MARK: - Statements
 
     /// Multi-row upserts: a receipt id again replaces the receipt, as in `MemoryStore` (within one call, the last
-    /// receipt with an id wins; PostgreSQL refuses to upsert one row twice in a statement).
-    static func insertStatements(_ receipts: [Receipt]) -> [PostgresQuery] {
+    /// receipt with an id wins; PostgreSQL refuses to upsert one row twice in a statement). Without `replacing`, a
+    /// stored receipt is kept instead (``StoreBatch/provisionalReceipts``).
+    static func insertStatements(_ receipts: [Receipt], replacing: Bool = true) -> [PostgresQuery] {
         guard !receipts.isEmpty else { return [] }
         var position: [String: Int] = [:]
         var unique: [Receipt] = []
@@ -185,7 +187,7 @@ extension PostgresStore {
             return .assembled(
                 """
                 INSERT INTO receipts (\(receiptColumns)) VALUES \(values.joined(separator: ", "))
-                ON CONFLICT (id) DO UPDATE SET \(replace)
+                ON CONFLICT (id) \(replacing ? "DO UPDATE SET " + replace : "DO NOTHING")
                 """,
                 binds: binds
             )

@@ -129,6 +129,7 @@ struct RelayBenchmark: AsyncParsableCommand {
         let paced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
             try await pool.send(request([token(number)]))
         }
+        let cpu3 = Self.cpuSeconds(pid: relay.processIdentifier)
         let rss = Self.peakResidentMegabytes(pid: relay.processIdentifier)
         // The reference for "added by the relay": the same load generator sends one-notification requests at the same
         // rate straight to the simulator (its Expo endpoint: one HTTP/2 round trip, no credentials), with the relay idle.
@@ -168,6 +169,8 @@ struct RelayBenchmark: AsyncParsableCommand {
             "paced_p99_added_ms": TransportBenchmark.rounded(paced.percentile(0.99) - directPaced.percentile(0.99), 3),
             "relay_cpu_seconds_per_1000_notifications_single": TransportBenchmark.rounded((cpu1 - cpu0) / Double(requests) * 1000, 4),
             "relay_cpu_seconds_per_1000_notifications_batched": TransportBenchmark.rounded((cpu2 - cpu1) / Double(batches * 100) * 1000, 4),
+            "relay_cpu_seconds_per_1000_notifications_paced": TransportBenchmark.rounded(
+                (cpu3 - cpu2) / Double(max(1, paced.succeeded + paced.failed)) * 1000, 4),
             "relay_max_rss_mb": TransportBenchmark.rounded(rss, 1),
             "errors": single.errors.merging(batched.errors, uniquingKeysWith: +).merging(paced.errors, uniquingKeysWith: +),
         ]

@@ -240,6 +240,27 @@ struct PushStoreConformanceTests {
     }
 
     @Test(arguments: StoreKind.all)
+    func provisionalReceiptsNeverOverwriteAnOutcome(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let delivered = Fixture.receipt("r1", status: .ok)
+            let pendingFirst = Fixture.receipt("r2")
+            var failedLater = Fixture.receipt("r2", status: .error)
+            failedLater.errorCode = "DeviceNotRegistered"
+            // The outcome was committed first: the provisional "pending" of the same receipt is ignored.
+            try await store.commit(StoreBatch(receipts: [delivered]))
+            try await store.commit(StoreBatch(provisionalReceipts: [Fixture.receipt("r1"), pendingFirst]))
+            #expect(try await store.receipts(ids: ["r1", "r2"], tenantID: "tenant-a") == [delivered, pendingFirst])
+            // The outcome comes after the provisional receipt: it replaces it.
+            try await store.commit(StoreBatch(receipts: [failedLater]))
+            #expect(try await store.receipts(ids: ["r2"], tenantID: "tenant-a") == [failedLater])
+            // Both in one batch: the outcome wins.
+            let fresh = Fixture.receipt("r3", status: .ok)
+            try await store.commit(StoreBatch(receipts: [fresh], provisionalReceipts: [Fixture.receipt("r3")]))
+            #expect(try await store.receipts(ids: ["r3"], tenantID: "tenant-a") == [fresh])
+        }
+    }
+
+    @Test(arguments: StoreKind.all)
     func updatesRecordOutcomes(kind: StoreKind) async throws {
         try await kind.withStore { store in
             var apns = Fixture.receipt("r1")

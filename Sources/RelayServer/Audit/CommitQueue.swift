@@ -70,7 +70,9 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     private let maxPendingWrites: Int
     private let logger: Logger
     private let now: @Sendable () -> Date
+    private let lastCommitFailed = Atomic(false)
     private let commits = Counter(label: "relay_store_commits_total")
+    private let failedCommits = Counter(label: "relay_store_commit_failures_total")
     private let batchSize = Recorder(label: "relay_store_commit_writes")
 
     package init(
@@ -86,6 +88,10 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         self.logger = logger
         self.now = now
     }
+
+    /// Whether the last commit failed, until one succeeds again: the store is in trouble, and the relay writes
+    /// receipts ahead of sending (see ``Relay``).
+    package var isFailing: Bool { lastCommitFailed.load(ordering: .relaxed) }
 
     /// Writes `batch` and `audit` with the next group commit; returns once they are committed.
     ///
@@ -161,6 +167,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
             }
             do {
                 try await store.commit(batch)
+                lastCommitFailed.store(false, ordering: .relaxed)
                 chain = next
                 if let signed = batch.checkpoints.last {
                     checkpointedSeq = signed.seq
@@ -170,6 +177,8 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
                 batchSize.record(submissions.reduce(0) { $0 + $1.size })
                 for submission in submissions { submission.continuation.resume() }
             } catch {
+                lastCommitFailed.store(true, ordering: .relaxed)
+                failedCommits.increment()
                 logger.error("Store commit failed", metadata: ["error": "\(error)", "requests": "\(submissions.count)"])
                 for submission in submissions { submission.continuation.resume(throwing: error) }
             }

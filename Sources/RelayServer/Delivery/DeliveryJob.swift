@@ -11,12 +11,16 @@ import Synchronization
 /// A job runs in ``DeliveryQueue``'s task group, not in the request's task: a request stops waiting at its deadline,
 /// the job goes on until every notification has an outcome and the store has it. So a slow upstream never loses an
 /// accepted push.
+///
+/// The job writes the request's receipts, usage and audit records once, in one group commit after the last outcome:
+/// receipts with their outcomes, and those of the request's refused notifications (``Writes``). A request that
+/// answers before that (its deadline) stores ``provisionalReceipts()`` first, which never overwrite an outcome.
 final class DeliveryJob: Sendable {
     struct Item: Sendable {
         var index: Int
         var push: ResolvedPush
-        var receiptID: String
-        var fingerprint: String
+        /// The receipt while the outcome is unknown: status pending.
+        var receipt: Receipt
     }
 
     /// Whose notifications these are, for metrics, usage and the audit log.
@@ -24,6 +28,21 @@ final class DeliveryJob: Sendable {
         var tenant: Tenant
         var keyID: String
         var request: RequestTrail.Fields
+    }
+
+    /// What the request decided before sending (its refused notifications: receipts, usage, audit records), written
+    /// with the outcomes.
+    struct Writes: Sendable {
+        var batch = StoreBatch()
+        var audit: [AuditEntry] = []
+    }
+
+    /// What a waiting request learns.
+    struct Progress: Sendable {
+        /// The outcomes known, by item index.
+        var reports: [Int: DeliveryReport]
+        /// Whether the job has ended: every outcome known and the commit of its writes over.
+        var finished: Bool
     }
 
     private struct State {
@@ -37,17 +56,48 @@ final class DeliveryJob: Sendable {
     let origin: Origin
     /// The tenant's name, a bounded metric dimension (operators create tenants).
     var tenantName: String { origin.tenant.name }
+    private let decided: Writes
     private let state = Mutex(State())
     private let senders: [Provider: any PushSender]
     private let commits: CommitQueue
     private let logger: Logger
 
-    init(items: [Item], origin: Origin, senders: [Provider: any PushSender], commits: CommitQueue, logger: Logger) {
+    init(
+        items: [Item],
+        decided: Writes,
+        origin: Origin,
+        senders: [Provider: any PushSender],
+        commits: CommitQueue,
+        logger: Logger
+    ) {
         self.items = items
+        self.decided = decided
         self.origin = origin
         self.senders = senders
         self.commits = commits
         self.logger = logger
+    }
+
+    /// Every receipt of the request as known now, to be stored as ``StoreBatch/provisionalReceipts``: the refused
+    /// ones, the outcomes known so far, pending for the rest.
+    func provisionalReceipts(at date: Date = Date()) -> [Receipt] {
+        let reports = state.withLock { $0.reports }
+        return decided.batch.receipts
+            + items.map { item in
+                guard let report = reports[item.index] else { return item.receipt }
+                var receipt = item.receipt
+                receipt.apply(Self.update(item, report, at: date))
+                return receipt
+            }
+    }
+
+    /// How a report changes an item's receipt. An Expo ticket stays pending until Expo's receipt arrives.
+    private static func update(_ item: Item, _ report: DeliveryReport, at date: Date) -> ReceiptUpdate {
+        if report.receiptPending, case .delivered(let ticket) = report.outcome {
+            ReceiptUpdate(id: item.receipt.id, status: .pending, providerMessageID: ticket, expoTicketID: ticket, updatedAt: date)
+        } else {
+            ReceiptUpdate(outcome: report.outcome, id: item.receipt.id, at: date)
+        }
     }
 
     /// Sends everything, records outcomes, writes them to the store, then wakes the waiters.
@@ -70,37 +120,39 @@ final class DeliveryJob: Sendable {
         }
         let now = Date()
         let reports = state.withLock { $0.reports }
-        var batch = StoreBatch()
-        var audit: [AuditEntry] = []
+        var batch = decided.batch
+        var audit = decided.audit
         for item in items {
-            guard let report = reports[item.index] else { continue }
-            if report.receiptPending, case .delivered(let ticket) = report.outcome {
-                batch.receiptUpdates.append(
-                    ReceiptUpdate(id: item.receiptID, status: .pending, providerMessageID: ticket, expoTicketID: ticket, updatedAt: now)
+            var receipt = item.receipt
+            // Every sender reports on every push it is given; a missing report would leave the receipt pending.
+            if let report = reports[item.index] {
+                receipt.apply(Self.update(item, report, at: now))
+                batch.count(
+                    UsageCounts(outcomeCode: report.outcome.errorCode),
+                    for: UsageKey(tenantID: origin.tenant.id, date: now, provider: item.push.provider)
                 )
-            } else {
-                batch.receiptUpdates.append(ReceiptUpdate(outcome: report.outcome, id: item.receiptID, at: now))
+                audit.append(
+                    AuditEntry(
+                        timeMillis: AuditTime.millis(now), event: .push, tenantID: origin.tenant.id, keyID: origin.keyID,
+                        requestID: origin.request.requestID, client: origin.request.client,
+                        provider: item.push.provider.rawValue, tokenFingerprint: item.receipt.tokenFingerprint,
+                        critical: item.push.isCritical, outcome: report.outcome.errorCode ?? "ok",
+                        upstreamStatus: report.upstreamStatus, upstreamReason: report.upstreamReason,
+                        attempts: report.attempts, latencyMillis: Int(report.latency / .milliseconds(1))
+                    )
+                )
             }
-            batch.count(
-                UsageCounts(outcomeCode: report.outcome.errorCode),
-                for: UsageKey(tenantID: origin.tenant.id, date: now, provider: item.push.provider)
-            )
-            audit.append(
-                AuditEntry(
-                    timeMillis: AuditTime.millis(now), event: .push, tenantID: origin.tenant.id, keyID: origin.keyID,
-                    requestID: origin.request.requestID, client: origin.request.client,
-                    provider: item.push.provider.rawValue, tokenFingerprint: item.fingerprint,
-                    critical: item.push.isCritical, outcome: report.outcome.errorCode ?? "ok",
-                    upstreamStatus: report.upstreamStatus, upstreamReason: report.upstreamReason,
-                    attempts: report.attempts, latencyMillis: Int(report.latency / .milliseconds(1))
-                )
-            )
+            batch.receipts.append(receipt)
         }
-        let updates = batch.receiptUpdates
         do {
             try await commits.submit(batch, audit: audit)
         } catch {
-            logger.error("Receipts could not be stored", metadata: ["error": "\(error)", "receipts": "\(updates.count)"])
+            // The notifications went out: their outcomes still reach the caller, but not the store. The relay writes
+            // ahead of sending while the store keeps failing (``Relay``), so this is the window of one outage.
+            logger.error(
+                "Receipts and audit records could not be stored",
+                metadata: ["error": "\(error)", "receipts": "\(batch.receipts.count)"]
+            )
         }
         let waiters = state.withLock { state in
             state.done = true
@@ -123,15 +175,15 @@ final class DeliveryJob: Sendable {
             .recordNanoseconds(Int64(report.latency.components.seconds) * 1_000_000_000 + report.latency.components.attoseconds / 1_000_000_000)
     }
 
-    /// The outcomes known by `deadline` (or all, if the job ends first), by item index.
-    func reports(until deadline: ContinuousClock.Instant) async -> [Int: DeliveryReport] {
+    /// The outcomes known by `deadline`, or all of them once the job has ended, whichever comes first.
+    func progress(until deadline: ContinuousClock.Instant) async -> Progress {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.waitUntilDone() }
             group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
             await group.next()
             group.cancelAll()
         }
-        return state.withLock { $0.reports }
+        return state.withLock { Progress(reports: $0.reports, finished: $0.done) }
     }
 
     private func waitUntilDone() async {

@@ -41,10 +41,15 @@ package struct RelaySettings: Sendable {
 /// ### Overview
 /// For one request: the tenant's bucket and daily quota admit all its notifications or none (429); each notification
 /// gets a receipt id; policy (critical alerts, allowed providers), provider availability and the per-device limit
-/// refuse single notifications; all receipts are stored as pending before anything is sent, with the audit records
-/// and usage of the refused ones (one group commit, ``CommitQueue``); the rest go to ``DeliveryQueue`` as one job,
-/// which commits their outcomes, audit records and usage the same way; the request waits until its deadline and
-/// answers with what is known, "pending" for the rest.
+/// refuse single notifications; the rest go to ``DeliveryQueue`` as one job, which sends them and then commits every
+/// receipt of the request with its outcome, the audit records and the usage in one group commit (``CommitQueue``).
+/// The request waits until the job has committed or its deadline passes; at the deadline it stores the receipts as
+/// they stand ("pending" where no outcome is known; never overwriting an outcome) and answers with what is known.
+///
+/// One commit per request, after the outcomes, keeps the store off the path to the provider. While the store fails
+/// (the last commit failed), the relay writes the receipts ahead of sending instead, so a store that is down
+/// refuses pushes (503 STORE_UNAVAILABLE) rather than letting them go out unrecorded; the first commit that succeeds
+/// ends that.
 package final class Relay: Sendable {
     package let store: any PushStore
     package let settings: RelaySettings
@@ -201,48 +206,61 @@ package final class Relay: Sendable {
                         attempts: 0, latencyMillis: 0
                     )
                 )
+                batch.receipts.append(receipt)
             } else {
                 tickets.append(Ticket(id: receiptID, provider: push.provider, state: .pending))
-                items.append(DeliveryJob.Item(index: index, push: push, receiptID: receiptID, fingerprint: fingerprint))
+                items.append(DeliveryJob.Item(index: index, push: push, receipt: receipt))
             }
-            batch.receipts.append(receipt)
         }
 
-        // Stored before anything is sent: an accepted notification always has its receipt.
-        do {
-            try await commits.submit(batch, audit: audit)
-        } catch {
-            requestLogger.error("Receipts could not be stored", metadata: ["error": "\(error)"])
-            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+        guard !items.isEmpty else {
+            // Nothing goes upstream: the refusals are the whole answer, stored before it is given.
+            try await store(batch, audit: audit, logger: requestLogger)
+            return PushResult(tickets: tickets, rateLimit: status)
         }
-        guard !items.isEmpty else { return PushResult(tickets: tickets, rateLimit: status) }
-
         let job = DeliveryJob(
             items: items,
+            decided: DeliveryJob.Writes(batch: batch, audit: audit),
             origin: DeliveryJob.Origin(tenant: tenant, keyID: identity.keyID, request: origin),
             senders: senders,
             commits: commits,
             logger: requestLogger
         )
+        // While the store fails, receipts are written ahead of sending, so that nothing goes out unrecorded: a store
+        // that is still down refuses the request (503) before anything is sent.
+        let writtenAhead = commits.isFailing
+        if writtenAhead {
+            try await store(StoreBatch(provisionalReceipts: job.provisionalReceipts(at: date)), logger: requestLogger)
+        }
         do {
             try queue.submit(job)
         } catch {
-            // Shutdown began after the receipts were stored: they must not stay pending for ever.
-            let refusal = items.map {
-                ReceiptUpdate(
-                    id: $0.receiptID,
-                    status: .error,
-                    errorCode: "ProviderUnavailable",
-                    message: "The relay was shutting down; nothing was sent. Try again.",
-                    updatedAt: date
-                )
+            if writtenAhead {
+                // Shutdown began after the receipts were stored: they must not stay pending for ever.
+                let refusal = items.map {
+                    ReceiptUpdate(
+                        id: $0.receipt.id,
+                        status: .error,
+                        errorCode: "ProviderUnavailable",
+                        message: "The relay was shutting down; nothing was sent. Try again.",
+                        updatedAt: date
+                    )
+                }
+                try? await commits.submit(StoreBatch(receiptUpdates: refusal))
             }
-            try? await commits.submit(StoreBatch(receiptUpdates: refusal))
             throw error
         }
-        let reports = await job.reports(until: .now + settings.waitDeadline)
+        let progress = await job.progress(until: .now + settings.waitDeadline)
+        if !progress.finished {
+            // Answered before the job wrote its receipts: the ids in this answer must be found meanwhile.
+            do {
+                try await commits.submit(StoreBatch(provisionalReceipts: job.provisionalReceipts()))
+            } catch {
+                requestLogger.error("Pending receipts could not be stored", metadata: ["error": "\(error)"])
+            }
+        }
         for item in items {
-            guard let report = reports[item.index] else { continue }
+            guard let report = progress.reports[item.index] else { continue }
             tickets[item.index].state =
                 if report.receiptPending, case .delivered(let ticketID) = report.outcome {
                     .ok(providerMessageID: ticketID)
@@ -258,6 +276,18 @@ package final class Relay: Sendable {
         do {
             return try await store.receipts(ids: ids, tenantID: identity.tenant.id)
         } catch {
+            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+        }
+    }
+
+    /// Commits `batch` and `audit` before an answer depends on them.
+    ///
+    /// - Throws: ``RelayHTTPError`` 503 STORE_UNAVAILABLE when the commit fails.
+    private func store(_ batch: StoreBatch, audit: [AuditEntry] = [], logger: Logger) async throws(RelayHTTPError) {
+        do {
+            try await commits.submit(batch, audit: audit)
+        } catch {
+            logger.error("Receipts could not be stored", metadata: ["error": "\(error)"])
             throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
         }
     }
