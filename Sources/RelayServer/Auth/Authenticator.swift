@@ -54,7 +54,7 @@ package final class Authenticator: Sendable {
                 if let record { tenant = try await store.tenant(id: record.tenantID) }
                 entry = Entry(record: record, tenant: tenant, fetched: date)
             } catch {
-                throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+                throw .storeUnavailable
             }
             cache.withLock { $0[id] = entry }
         }

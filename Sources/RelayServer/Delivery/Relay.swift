@@ -130,7 +130,7 @@ package final class Relay: Sendable {
             )
         } catch {
             requestLogger.error("The shared rate limit could not be leased", metadata: ["error": "\(error)"])
-            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+            throw .storeUnavailable
         }
         switch decision {
         case .admitted(let admitted):
@@ -276,7 +276,7 @@ package final class Relay: Sendable {
         do {
             return try await store.receipts(ids: ids, tenantID: identity.tenant.id)
         } catch {
-            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+            throw .storeUnavailable
         }
     }
 
@@ -288,7 +288,7 @@ package final class Relay: Sendable {
             try await commits.submit(batch, audit: audit)
         } catch {
             logger.error("Receipts could not be stored", metadata: ["error": "\(error)"])
-            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+            throw .storeUnavailable
         }
     }
 
@@ -299,7 +299,7 @@ package final class Relay: Sendable {
             fingerprinter.withLock { $0 = made }
             return made
         } catch {
-            throw RelayHTTPError(.serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable.")
+            throw .storeUnavailable
         }
     }
 }

@@ -49,6 +49,11 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
         message: "The relay is shutting down; try again shortly.",
         headers: [.retryAfter: "5"]
     )
+    /// The store did not answer or refused a write the answer depends on.
+    package static let storeUnavailable = RelayHTTPError(
+        .serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable."
+    )
+
     package static let notFound = RelayHTTPError(.notFound, code: "NOT_FOUND", message: "No such route.")
 
     package static func payloadTooLarge(limit: Int) -> RelayHTTPError {
