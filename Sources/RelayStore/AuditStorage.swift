@@ -33,7 +33,7 @@ package enum AuditJSONText {
     package static func encode(_ value: JSONValue) -> String { CanonicalJSON.string(value) }
 
     package static func decode(_ text: String) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        try JSONValue.parse(Array(text.utf8))
     }
 
     /// `value` after one trip through storage; unreadable text (never produced by ``encode(_:)``) keeps the value.

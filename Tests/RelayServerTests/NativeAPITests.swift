@@ -69,6 +69,20 @@ struct NativeAPITests {
         #expect(relay.sentCount == 0)
     }
 
+    @Test(arguments: ["Bearer %@", "bearer %@", "BEARER   %@ \t", "  Bearer %@"])
+    func theBearerSchemeInAnyCaseWithBlanksAroundTheKey(_ format: String) async throws {
+        let relay = try await TestRelay()
+        try await relay.application.test(.router) { client in
+            let headers: HTTPFields = [
+                .contentType: "application/json", .authorization: format.replacingOccurrences(of: "%@", with: relay.key),
+            ]
+            let response = try await client.execute(uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(string: "{}"))
+            // Past authentication: the empty body is what is wrong.
+            #expect(response.status == .badRequest)
+            #expect(response.object["errors"]?[0]?["code"] == .string("VALIDATION_ERROR"))
+        }
+    }
+
     @Test func wrongSecretForARealKeyIdIsUnauthorized() async throws {
         let relay = try await TestRelay()
         let forged = String(relay.key.prefix(21)) + String(repeating: "A", count: 43)

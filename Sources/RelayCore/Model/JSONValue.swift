@@ -72,7 +72,21 @@ extension JSONValue: Codable {
 extension JSONValue {
     /// Decodes JSON bytes; `nil` when they are not JSON.
     package static func decode(_ bytes: some DataProtocol) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        try? parse(bytes)
+    }
+
+    /// Decodes JSON bytes (``JSONTextReader``).
+    ///
+    /// - Throws: ``JSONSyntaxError``, saying why and where the bytes are not JSON.
+    package static func parse(_ bytes: some DataProtocol) throws(JSONSyntaxError) -> JSONValue {
+        let result = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONSyntaxError) in try JSONTextReader.read(UnsafeRawBufferPointer(buffer)) }
+        }
+        if let result { return try result.get() }
+        // Discontiguous bytes (a multi-region `DispatchData`, say) are copied once.
+        return try Array(bytes).withUnsafeBytes { buffer in
+            Result { () throws(JSONSyntaxError) in try JSONTextReader.read(buffer) }
+        }.get()
     }
 
     /// The compact JSON text of this value, keys sorted, slashes unescaped: its canonical form (``CanonicalJSON``),

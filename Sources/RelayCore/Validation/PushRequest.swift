@@ -14,8 +14,11 @@ package struct PushRequest: Sendable, Equatable {
     ///
     /// - Throws: ``ValidationFailure`` with every problem of the request, each with its path.
     package static func parse(_ body: some DataProtocol) throws(ValidationFailure) -> PushRequest {
-        guard let json = JSONValue.decode(body) else {
-            throw ValidationFailure(issues: [ValidationIssue(path: "", message: "the request body is not valid JSON")])
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(body)
+        } catch {
+            throw ValidationFailure(notJSON: error)
         }
         return try parse(json)
     }

@@ -25,6 +25,11 @@ package struct ValidationFailure: Error, Sendable, Equatable {
     package init(issues: [ValidationIssue]) {
         self.issues = issues
     }
+
+    /// A body that is not JSON: one issue without a path, saying why and where.
+    package init(notJSON error: JSONSyntaxError) {
+        self.init(issues: [ValidationIssue(path: "", message: "the request body is not valid JSON: \(error)")])
+    }
 }
 
 /// A path into a JSON document, printed as `messages[3].sound.volume`.

@@ -35,16 +35,25 @@ func readJSONBody(_ request: Request, limit: Int) async throws(RelayHTTPError) -
             throw RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: "The \(encoding) body could not be inflated.")
         }
     }
-    guard let json = JSONValue.decode(buffer.readableBytesView) else {
-        throw RelayHTTPError(validation: ValidationFailure(issues: [ValidationIssue(path: "", message: "the request body is not valid JSON")]))
+    do {
+        return try JSONValue.parse(buffer.readableBytesView)
+    } catch {
+        throw RelayHTTPError(validation: ValidationFailure(notJSON: error))
     }
-    return json
 }
 
-/// The tenant key from `Authorization: Bearer <key>`.
+/// The tenant key from `Authorization: Bearer <key>`: the scheme in any case, spaces or tabs around the key.
+///
+/// Read on every push, so without Foundation's character sets or a lowercased copy.
 func bearerKey(_ request: Request) -> String? {
     guard let value = request.headers[.authorization] else { return nil }
-    let parts = value.split(separator: " ", maxSplits: 1)
-    guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-    return parts[1].trimmingCharacters(in: .whitespaces)
+    let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+    let field = value.drop(while: blank)
+    guard let space = field.firstIndex(of: " ") else { return nil }
+    let scheme = field[..<space].utf8
+    // `| 0x20` lowercases an ASCII letter, and only a letter can then equal one of "bearer".
+    guard scheme.count == 6, zip(scheme, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+    var key = field[space...].drop(while: blank)
+    while let last = key.last, blank(last) { key.removeLast() }
+    return key.isEmpty ? nil : String(key)
 }
