@@ -6,10 +6,6 @@
 #     -v pushrelay-data:/var/lib/pushrelay \
 #     pushrelay
 #
-# Status: the image builds the `pushrelay` executable as it is today. `serve`, the configuration file and
-# `/healthz` arrive with the relay service; until then the default command stops with a usage error
-# (`docker run --rm pushrelay --version` works).
-#
 # Files named in relay.conf (APNs key, FCM service account, Expo token file) must be mounted too; relative paths
 # resolve against /etc/pushrelay.
 
@@ -21,6 +17,7 @@ FROM ${SWIFT_IMAGE} AS build
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
     && apt-get install -y --no-install-recommends libcurl4-openssl-dev libnghttp2-dev libssl-dev libsqlite3-dev zlib1g-dev \
+       libjemalloc-dev \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -40,12 +37,13 @@ RUN swift build -c release --product pushrelay --static-swift-stdlib \
 # ---- Run stage --------------------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 
-# libcurl4 (and libnghttp2-14) is the HTTP/2 client, libsqlite3-0 the store, zlib1g inflates gzipped bodies;
-# ca-certificates verifies APNs, FCM and Expo;
+# libcurl4 (and libnghttp2-14) is the HTTP/2 client, libsqlite3-0 the store, zlib1g inflates gzipped bodies,
+# libjemalloc2 is the allocator; ca-certificates verifies APNs, FCM and Expo;
 # curl is for the HEALTHCHECK only.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
-    && apt-get install -y --no-install-recommends libcurl4 libnghttp2-14 libsqlite3-0 zlib1g ca-certificates curl \
+    && apt-get install -y --no-install-recommends libcurl4 libnghttp2-14 libsqlite3-0 zlib1g libjemalloc2 \
+       ca-certificates curl \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 

@@ -11,6 +11,11 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// The executables allocate through jemalloc (Debian's libjemalloc-dev; scripts/bootstrap.sh installs it) rather
+/// than glibc's malloc, whose arena locking and chunk consolidation cost the relay about a tenth of its CPU time per
+/// request under load (Docs/benchmarks.md). Linking it is enough: its `malloc` comes before libc's.
+let jemalloc: [LinkerSetting] = [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
+
 let package = Package(
     name: "PushRelay",
     platforms: [.macOS(.v15)],
@@ -133,7 +138,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            linkerSettings: jemalloc
         ),
         .executableTarget(
             name: "relay-bench",
@@ -142,7 +148,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            linkerSettings: jemalloc
         ),
 
         // MARK: - Tests (each library's test target arrives with the issue that fills the library)

@@ -9,8 +9,9 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
 # libcurl (with nghttp2 for HTTP/2 and OpenSSL for TLS) is the upstream HTTP/2 client, linked through CCurl;
-# SQLite is the embedded store, linked through GRDB; zlib inflates gzipped request bodies (the Expo SDKs send them).
-packages=(libcurl4-openssl-dev libnghttp2-dev libssl-dev libsqlite3-dev zlib1g-dev "$@")
+# SQLite is the embedded store, linked through GRDB; zlib inflates gzipped request bodies (the Expo SDKs send them);
+# jemalloc is the executables' allocator (Package.swift).
+packages=(libcurl4-openssl-dev libnghttp2-dev libssl-dev libsqlite3-dev zlib1g-dev libjemalloc-dev "$@")
 
 if ! command -v dpkg >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
     echo "bootstrap: dpkg/apt-get not found; this script supports Debian and Ubuntu." >&2
