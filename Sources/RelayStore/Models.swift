@@ -22,7 +22,7 @@ package struct Tenant: Sendable, Equatable, Codable {
     package var deletedAt: Date?
 
     package init(
-        id: String = UUID().uuidString.lowercased(),
+        id: String = UUID.randomString(),
         name: String,
         limits: RateLimits = .init(),
         allowCriticalAlerts: Bool = false,

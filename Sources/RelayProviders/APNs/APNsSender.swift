@@ -64,7 +64,7 @@ package struct APNsSender: PushSender {
                 push: push,
                 settings: configuration.payload,
                 now: environment.now(),
-                apnsID: UUID()
+                apnsID: UUID.random()
             )
         } catch {
             return DeliveryReport(outcome: .rejected(.messageTooBig, reason: error.description), attempts: 0)

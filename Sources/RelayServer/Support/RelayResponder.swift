@@ -4,6 +4,7 @@ package import Hummingbird
 import Logging
 import Metrics
 import NIOCore
+import RelayCore
 
 /// Wraps the router: a request id for every request (in the logger's metadata and the `X-Request-ID` header), one
 /// log line per request with the route template, never the raw path (it may carry a tenant key), and a JSON body
@@ -64,6 +65,6 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
     }
 
     static func makeID() -> String {
-        String(UUID().uuidString.lowercased().prefix(18))
+        String(UUID.randomString().prefix(18))
     }
 }
