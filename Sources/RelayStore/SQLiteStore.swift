@@ -21,9 +21,16 @@ import Synchronization
 ///   `datetime(col, 'unixepoch')`. The round trip keeps about a microsecond; whole seconds come back exactly.
 /// - The WAL runs with `synchronous = NORMAL`: a power cut may lose the last commits but never corrupts the file,
 ///   and a relay request does not wait for an fsync per commit.
+/// - The commit that grows the WAL past ``checkpointPages`` copies it back into the file (a checkpoint, with two
+///   fsyncs), and commits queued behind it wait. SQLite's default of 1,000 pages made those waits the relay's
+///   slowest percent of requests at 1,000 a second; smaller, more frequent checkpoints are shorter waits
+///   (Docs/benchmarks.md has the measurements, bigger thresholds included: far worse).
 package final class SQLiteStore: PushStore {
     /// The pool for a file, the queue for memory.
     let writer: any DatabaseWriter
+
+    /// The WAL size, in pages (4 KiB), at which a commit checkpoints.
+    package static let checkpointPages = 250
     /// The fingerprint key never changes once made, so it is read once.
     private let cachedFingerprintKey = Mutex<[UInt8]?>(nil)
 
@@ -45,6 +52,7 @@ package final class SQLiteStore: PushStore {
         configuration.prepareDatabase { db in
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.checkpointPages)")
             }
         }
         if path == Self.memoryPath {

@@ -1,7 +1,9 @@
 import Foundation
+import GRDB
 import RelayCore
-import RelayStore
 import Testing
+
+@testable import RelayStore
 
 /// What only the SQLite store promises: a file that outlives the process, and the store URL of the configuration.
 @Suite struct SQLiteStoreTests {
@@ -123,5 +125,16 @@ import Testing
             try SQLiteStore(path: folder.path("blocker/relay.db"))
         }
         #expect(error?.kind == .unavailable)
+    }
+
+    @Test("The writer checkpoints every 250 pages of WAL, not SQLite's 1,000", .timeLimit(.minutes(1)))
+    func checkpointThreshold() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try SQLiteStore(path: folder.path("relay.db"))
+        try await store.migrate()
+        let threshold = try await store.writer.write { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") }
+        #expect(threshold == 250)
+        #expect(SQLiteStore.checkpointPages == 250)
     }
 }
