@@ -14,6 +14,7 @@ let swiftSettings: [SwiftSetting] = [
 /// The executables allocate through jemalloc (Debian's libjemalloc-dev; scripts/bootstrap.sh installs it) rather
 /// than glibc's malloc, whose arena locking and chunk consolidation cost the relay about a tenth of its CPU time per
 /// request under load (Docs/benchmarks.md). Linking it is enough: its `malloc` comes before libc's.
+/// Its options are compiled in by the CJemallocConfig target, which both executables depend on.
 let jemalloc: [LinkerSetting] = [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
 
 let package = Package(
@@ -125,12 +126,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(name: "CJemallocConfig"),
+
         // MARK: - Executables
         .executableTarget(
             name: "pushrelay",
             dependencies: [
                 "RelayCore", "RelayServer", "RelayStore", "RelayStorePostgres", "RelayProviders", "RelayHTTP2",
-                "RelaySimulator",
+                "RelaySimulator", "CJemallocConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -144,7 +147,7 @@ let package = Package(
         .executableTarget(
             name: "relay-bench",
             dependencies: [
-                "RelayCore", "RelayHTTP2", "RelaySimulator",
+                "RelayCore", "RelayHTTP2", "RelaySimulator", "CJemallocConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
