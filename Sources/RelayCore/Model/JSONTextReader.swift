@@ -201,7 +201,7 @@ package struct JSONTextReader: ~Copyable {
                 return text
             case .backslash:
                 index += 1
-                guard index < bytes.count else { break }
+                guard index < bytes.count else { throw failure("a string without its closing quote", at: opening) }
                 let escaped = bytes[index]
                 index += 1
                 switch escaped {
@@ -254,14 +254,7 @@ package struct JSONTextReader: ~Copyable {
         guard bytes.count - index >= 4 else { throw failure("a \\u escape needs four hex digits") }
         var unit: UInt16 = 0
         for _ in 0 ..< 4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case .digit0 ... .digit9: digit = byte - .digit0
-            case UInt8(ascii: "a") ... UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A") ... UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw failure("a \\u escape needs four hex digits")
-            }
+            guard let digit = AuditHex.value(of: bytes[index]) else { throw failure("a \\u escape needs four hex digits") }
             unit = unit << 4 | UInt16(digit)
             index += 1
         }
