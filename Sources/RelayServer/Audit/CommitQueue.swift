@@ -74,6 +74,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     private let commits = Counter(label: "relay_store_commits_total")
     private let failedCommits = Counter(label: "relay_store_commit_failures_total")
     private let batchSize = Recorder(label: "relay_store_commit_writes")
+    private let commitDuration = Timer(label: "relay_store_commit_duration_seconds")
 
     package init(
         store: any PushStore,
@@ -166,7 +167,9 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
                 batch.checkpoints.append(checkpoint)
             }
             do {
+                let started = ContinuousClock.now
                 try await store.commit(batch)
+                commitDuration.record(.now - started)
                 lastCommitFailed.store(false, ordering: .relaxed)
                 chain = next
                 if let signed = batch.checkpoints.last {

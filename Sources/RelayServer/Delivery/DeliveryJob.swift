@@ -102,20 +102,26 @@ final class DeliveryJob: Sendable {
 
     /// Sends everything, records outcomes, writes them to the store, then wakes the waiters.
     func run() async {
-        await withTaskGroup(of: Void.self) { group in
-            let byProvider = Dictionary(grouping: items, by: \.push.provider)
-            for (provider, items) in byProvider {
-                guard let sender = senders[provider] else { continue }
-                if let single = sender as? any SinglePushSender {
-                    for item in items {
-                        group.addTask { self.record(item, await single.send(item.push)) }
-                    }
-                } else {
-                    group.addTask {
-                        let reports = await sender.send(items.map(\.push))
-                        for (item, report) in zip(items, reports) { self.record(item, report) }
-                    }
+        var sends: [@Sendable () async -> Void] = []
+        for (provider, items) in Dictionary(grouping: items, by: \.push.provider) {
+            guard let sender = senders[provider] else { continue }
+            if let single = sender as? any SinglePushSender {
+                for item in items {
+                    sends.append { self.record(item, await single.send(item.push)) }
                 }
+            } else {
+                sends.append {
+                    let reports = await sender.send(items.map(\.push))
+                    for (item, report) in zip(items, reports) { self.record(item, report) }
+                }
+            }
+        }
+        if sends.count == 1 {
+            // Most requests carry one notification: sent from this task, without a task group and a child task.
+            await sends[0]()
+        } else {
+            await withTaskGroup(of: Void.self) { group in
+                for send in sends { group.addTask(operation: send) }
             }
         }
         let now = Date()
@@ -172,37 +178,37 @@ final class DeliveryJob: Sendable {
             ]
         ).increment()
         Timer(label: "relay_upstream_duration_seconds", dimensions: [("provider", item.push.provider.rawValue)])
-            .recordNanoseconds(Int64(report.latency.components.seconds) * 1_000_000_000 + report.latency.components.attoseconds / 1_000_000_000)
+            .record(report.latency)
     }
 
-    /// The outcomes known by `deadline`, or all of them once the job has ended, whichever comes first.
-    func progress(until deadline: ContinuousClock.Instant) async -> Progress {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.waitUntilDone() }
-            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
-            await group.next()
-            group.cancelAll()
-        }
-        return state.withLock { Progress(reports: $0.reports, finished: $0.done) }
-    }
-
-    private func waitUntilDone() async {
+    /// The outcomes known by `deadline`, or all of them once the job has ended, whichever comes first; earlier if the
+    /// waiting task is cancelled.
+    func progress(until deadline: ContinuousClock.Instant, timer: DeadlineTimer) async -> Progress {
         let id = state.withLock { state in
             state.nextWaiter += 1
             return state.nextWaiter
         }
+        let token = timer.schedule(at: deadline) { self.stopWaiting(id) }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state in
-                    if state.done || Task.isCancelled { return true }
+                    // The timer reads the clock before it calls `stopWaiting`: if it has fired, `now` is past the
+                    // deadline here too, so a waiter is never left behind a timer that has already run.
+                    if state.done || Task.isCancelled || ContinuousClock.now >= deadline { return true }
                     state.waiters[id] = continuation
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            stopWaiting(id)
         }
+        timer.cancel(token)
+        return state.withLock { Progress(reports: $0.reports, finished: $0.done) }
+    }
+
+    private func stopWaiting(_ id: UInt64) {
+        state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
     }
 }
 

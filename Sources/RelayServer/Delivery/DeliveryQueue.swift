@@ -6,7 +6,8 @@ import Synchronization
 /// Runs delivery jobs in its own task group for the life of the relay.
 ///
 /// On graceful shutdown it stops taking jobs (new pushes get 503 SHUTTING_DOWN) and returns once every accepted
-/// job has finished, so no accepted push is dropped.
+/// job has finished, so no accepted push is dropped. It also runs the timer that ends requests' waits at their
+/// deadlines (``deadlines``).
 package final class DeliveryQueue: Service, Sendable, CustomStringConvertible {
     package var description: String { "DeliveryQueue" }
 
@@ -16,6 +17,8 @@ package final class DeliveryQueue: Service, Sendable, CustomStringConvertible {
     /// Notifications accepted whose upstream outcome is not known yet.
     private let pending = Meter(label: "relay_receipts_pending")
     private let activity = Mutex<(running: Int, idleWaiters: [CheckedContinuation<Void, Never>])>((0, []))
+    /// Ends requests' waits at their deadlines; runs while the queue runs.
+    let deadlines = DeadlineTimer()
 
     package init() {
         (stream, continuation) = AsyncStream.makeStream(of: DeliveryJob.self)
@@ -69,6 +72,7 @@ package final class DeliveryQueue: Service, Sendable, CustomStringConvertible {
     package func run() async throws {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
+                group.addTask { await self.deadlines.run() }
                 for await job in stream {
                     group.addTask {
                         await job.run()
@@ -76,6 +80,9 @@ package final class DeliveryQueue: Service, Sendable, CustomStringConvertible {
                         self.jobFinished()
                     }
                 }
+                // Every job's waiters are resumed when it ends; the timer stops once their deadlines are cancelled.
+                await self.waitUntilIdle()
+                self.deadlines.stop()
             }
         } onGracefulShutdown: {
             self.stopAccepting()

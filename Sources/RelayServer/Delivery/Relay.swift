@@ -250,7 +250,7 @@ package final class Relay: Sendable {
             }
             throw error
         }
-        let progress = await job.progress(until: .now + settings.waitDeadline)
+        let progress = await job.progress(until: .now + settings.waitDeadline, timer: queue.deadlines)
         if !progress.finished {
             // Answered before the job wrote its receipts: the ids in this answer must be found meanwhile.
             do {
