@@ -17,6 +17,29 @@ extension UUID {
 
     /// A new random UUID in lowercase text, the form of receipt and request ids.
     package static func randomString() -> String {
-        random().uuidString.lowercased()
+        random().lowercaseString
+    }
+
+    /// The UUID as `uuidString` writes it, in lowercase, written straight into the string's storage (rather than
+    /// Foundation's uppercase text and a lowercased copy of it).
+    package var lowercaseString: String {
+        let digits: StaticString = "0123456789abcdef"
+        return withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { text in
+                digits.withUTF8Buffer { digits in
+                    var at = 0
+                    for (index, byte) in bytes.enumerated() {
+                        if index == 4 || index == 6 || index == 8 || index == 10 {
+                            text[at] = UInt8(ascii: "-")
+                            at += 1
+                        }
+                        text[at] = digits[Int(byte >> 4)]
+                        text[at + 1] = digits[Int(byte & 0x0F)]
+                        at += 2
+                    }
+                    return at
+                }
+            }
+        }
     }
 }

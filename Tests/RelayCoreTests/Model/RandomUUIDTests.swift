@@ -20,4 +20,14 @@ struct RandomUUIDTests {
         }
         #expect(seen.count == 10_000)
     }
+
+    @Test("The lowercase text is Foundation's uuidString in lowercase")
+    func lowercaseText() {
+        for _ in 0 ..< 1_000 {
+            let uuid = UUID.random()
+            #expect(uuid.lowercaseString == uuid.uuidString.lowercased())
+        }
+        let fixed = UUID(uuid: (0x00, 0x1F, 0xA2, 0xB3, 0xC4, 0xD5, 0xE6, 0xF7, 0x08, 0x19, 0x2A, 0x3B, 0x4C, 0x5D, 0x6E, 0xFF))
+        #expect(fixed.lowercaseString == "001fa2b3-c4d5-e6f7-0819-2a3b4c5d6eff")
+    }
 }
