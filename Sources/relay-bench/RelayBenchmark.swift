@@ -32,6 +32,8 @@ struct RelayBenchmark: AsyncParsableCommand {
     var audit = "on"
     @Option(help: "The relay's store URL (default: a SQLite file in a temporary folder; postgres://… for PostgreSQL).")
     var store = "sqlite://relay.db"
+    @Option(help: "Load generator of the single-message phase: curl (libcurl through HTTP2Pool) or h2load.")
+    var generator = "curl"
 
     func run() async throws {
         let executable = pushrelay ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushrelay").path
@@ -40,6 +42,7 @@ struct RelayBenchmark: AsyncParsableCommand {
         }
         guard let kind = Provider(rawValue: provider) else { throw ValidationError("--provider: apns, fcm or expo") }
         guard audit == "on" || audit == "off" else { throw ValidationError("--audit: on or off") }
+        guard generator == "curl" || generator == "h2load" else { throw ValidationError("--generator: curl or h2load") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-bench-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -105,12 +108,15 @@ struct RelayBenchmark: AsyncParsableCommand {
             case .expo: "ExponentPushToken[bench\(index)]"
             }
         }
-        @Sendable func request(_ tokens: [String]) -> HTTP2Request {
+        @Sendable func body(_ tokens: [String]) -> String {
             let to = tokens.map { "\"\($0)\"" }.joined(separator: ",")
-            return HTTP2Request(
+            return #"{"messages":[{"to":[\#(to)],"title":"Bench","body":"Load"}]}"#
+        }
+        @Sendable func request(_ tokens: [String]) -> HTTP2Request {
+            HTTP2Request(
                 url: url + "/v1/push",
                 headers: [HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json")],
-                body: Array(#"{"messages":[{"to":[\#(to)],"title":"Bench","body":"Load"}]}"#.utf8)
+                body: Array(body(tokens).utf8)
             )
         }
 
@@ -118,9 +124,15 @@ struct RelayBenchmark: AsyncParsableCommand {
         _ = await Self.drive(total: 200, concurrency: 20) { number in try await pool.send(request([token(number)])) }
 
         let cpu0 = Self.cpuSeconds(pid: relay.processIdentifier)
-        let single = await Self.drive(total: requests, concurrency: concurrency) { number in
-            try await pool.send(request([token(number)]))
-        }
+        let single =
+            generator == "h2load"
+            ? try await H2LoadGenerator.drive(
+                url: url, key: key, body: body([token(0)]), total: requests, concurrency: concurrency, directory: directory,
+                metrics: pool
+            )
+            : await Self.drive(total: requests, concurrency: concurrency) { number in
+                try await pool.send(request([token(number)]))
+            }
         let cpu1 = Self.cpuSeconds(pid: relay.processIdentifier)
         let batched = await Self.drive(total: batches, concurrency: max(1, concurrency / 10)) { number in
             try await pool.send(request((0..<100).map { token(number * 100 + $0) }))
@@ -153,6 +165,7 @@ struct RelayBenchmark: AsyncParsableCommand {
             "provider": kind.rawValue,
             "audit": audit,
             "store": store.hasPrefix("postgres") ? "postgres" : "sqlite",
+            "single_generator": generator,
             "single_requests": requests, "single_failed": single.failed,
             "single_requests_per_second": TransportBenchmark.rounded(Double(single.succeeded) / single.seconds, 1),
             "single_p50_ms": TransportBenchmark.rounded(single.percentile(0.5), 3),

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import RelayCore
+import RelayHTTP2
+
+/// The single-message phase driven by h2load (nghttp2's load generator) rather than by libcurl through `HTTP2Pool`.
+///
+/// Everything runs on one machine, so the load generator's own CPU time is taken from the relay: libcurl 7.88.1
+/// spends about 0.07 ms per request here, h2load a fraction of that. h2load sends the same body every time (one token)
+/// and cannot read the tickets, so a request counts as a success only when the relay's own `relay_pushes_total` shows
+/// one more delivered push for it; latencies come from h2load's per-request log.
+enum H2LoadGenerator {
+    static func drive(
+        url: String,
+        key: String,
+        body: String,
+        total: Int,
+        concurrency: Int,
+        directory: String,
+        metrics: HTTP2Pool
+    ) async throws -> TransportBenchmark.Result {
+        guard let h2load = executable("h2load") else {
+            throw ValidationError("--generator h2load: no h2load on PATH (Debian: apt-get install nghttp2-client)")
+        }
+        let bodyPath = directory + "/h2load-body.json"
+        let logPath = directory + "/h2load.log"
+        try body.write(toFile: bodyPath, atomically: true, encoding: .utf8)
+        let connections = 2
+        let delivered0 = try await delivered(metrics, url: url)
+        let status = try await run(
+            h2load,
+            [
+                "-n", "\(total)", "-c", "\(connections)", "-m", "\(max(1, concurrency / connections))",
+                "-d", bodyPath, "-H", "authorization: Bearer \(key)", "-H", "content-type: application/json",
+                "--log-file", logPath, url + "/v1/push",
+            ]
+        )
+        guard status == 0 else { throw ValidationError("h2load exited with status \(status)") }
+        let delivered1 = try await delivered(metrics, url: url)
+
+        // Each line: start (µs since the epoch), HTTP status, duration (µs).
+        var result = TransportBenchmark.Result()
+        var first = Double.infinity
+        var last = 0.0
+        let log = try String(contentsOfFile: logPath, encoding: .utf8)
+        for line in log.split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            guard fields.count >= 3, let start = Double(fields[0]), let code = Int(fields[1]), let duration = Double(fields[2]) else {
+                continue
+            }
+            first = min(first, start)
+            last = max(last, start + duration)
+            result.latenciesMs.append(duration / 1000)
+            if code != 200 { result.errors["status \(code)", default: 0] += 1 }
+        }
+        let answered = result.latenciesMs.count
+        if answered < total { result.errors["no answer", default: 0] += total - answered }
+        result.succeeded = min(total, max(0, delivered1 - delivered0))
+        result.failed = total - result.succeeded
+        if result.failed > 0 && result.errors.isEmpty { result.errors["not delivered (relay_pushes_total)"] = result.failed }
+        result.seconds = last > first ? (last - first) / 1_000_000 : 0
+        return result
+    }
+
+    /// The relay's count of delivered pushes, from its Prometheus metrics.
+    static func delivered(_ pool: HTTP2Pool, url: String) async throws -> Int {
+        let response = try await pool.send(HTTP2Request(method: "GET", url: url + "/metrics", timeout: .seconds(5)))
+        var count = 0.0
+        for line in String(decoding: response.body, as: UTF8.self).split(separator: "\n")
+        where line.hasPrefix("relay_pushes_total{") && line.contains(#"outcome="delivered""#) {
+            count += line.split(separator: " ").last.flatMap { Double($0) } ?? 0
+        }
+        return Int(count)
+    }
+
+    /// Runs a program to its end without blocking a thread (Foundation's `waitUntilExit` spins a run loop on Linux,
+    /// which would take a core from the benchmark).
+    static func run(_ executable: String, _ arguments: [String]) async throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        return try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    static func executable(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
