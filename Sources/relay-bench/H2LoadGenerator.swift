@@ -3,21 +3,50 @@ import Foundation
 import RelayCore
 import RelayHTTP2
 
-/// The single-message phase driven by h2load (nghttp2's load generator) rather than by libcurl through `HTTP2Pool`.
+/// The single-message and paced phases driven by h2load (nghttp2's load generator) rather than by libcurl through
+/// `HTTP2Pool`.
 ///
 /// Everything runs on one machine, so the load generator's own CPU time is taken from the relay: libcurl 7.88.1
 /// spends about 0.07 ms per request here, h2load a fraction of that. h2load sends the same body every time (one token)
 /// and cannot read the tickets, so a request counts as a success only when the relay's own `relay_pushes_total` shows
-/// one more delivered push for it; latencies come from h2load's per-request log.
+/// one more delivered push for it; latencies come from h2load's per-request log. The paced phase's reference (the
+/// simulator alone) is driven by h2load too, so that "added by the relay" compares like with like.
 enum H2LoadGenerator {
-    static func drive(
+    /// Sends one-notification push requests to the relay: `total` of them, closed loop over `concurrency` streams
+    /// when `rate` is nil, otherwise at `rate` requests a second (open loop). A success is a push the relay counts as
+    /// delivered.
+    static func pushes(
         url: String,
         key: String,
         body: String,
         total: Int,
         concurrency: Int,
+        rate: Int? = nil,
         directory: String,
         metrics: HTTP2Pool
+    ) async throws -> TransportBenchmark.Result {
+        let delivered0 = try await delivered(metrics, url: url)
+        var result = try await load(
+            url: url + "/v1/push",
+            headers: ["authorization: Bearer \(key)", "content-type: application/json"],
+            body: body, total: total, concurrency: concurrency, rate: rate, directory: directory
+        )
+        let delivered1 = try await delivered(metrics, url: url)
+        result.succeeded = min(total, max(0, delivered1 - delivered0))
+        result.failed = total - result.succeeded
+        if result.failed > 0 && result.errors.isEmpty { result.errors["not delivered (relay_pushes_total)"] = result.failed }
+        return result
+    }
+
+    /// Runs h2load against `url` and reads its per-request log; a success is a 2xx answer.
+    static func load(
+        url: String,
+        headers: [String],
+        body: String,
+        total: Int,
+        concurrency: Int,
+        rate: Int? = nil,
+        directory: String
     ) async throws -> TransportBenchmark.Result {
         guard let h2load = executable("h2load") else {
             throw ValidationError("--generator h2load: no h2load on PATH (Debian: apt-get install nghttp2-client)")
@@ -25,25 +54,24 @@ enum H2LoadGenerator {
         let bodyPath = directory + "/h2load-body.json"
         let logPath = directory + "/h2load.log"
         try body.write(toFile: bodyPath, atomically: true, encoding: .utf8)
+        try? FileManager.default.removeItem(atPath: logPath)
         let connections = 2
-        let delivered0 = try await delivered(metrics, url: url)
-        let status = try await run(
-            h2load,
-            [
-                "-n", "\(total)", "-c", "\(connections)", "-m", "\(max(1, concurrency / connections))",
-                "-d", bodyPath, "-H", "authorization: Bearer \(key)", "-H", "content-type: application/json",
-                "--log-file", logPath, url + "/v1/push",
-            ]
-        )
+        var arguments = ["-n", "\(total)", "-c", "\(connections)", "-d", bodyPath, "--log-file", logPath]
+        if let rate {
+            // --rps is per connection; each connection keeps as many streams open as the rate needs.
+            arguments += ["--rps", "\(max(1, rate / connections))"]
+        } else {
+            arguments += ["-m", "\(max(1, concurrency / connections))"]
+        }
+        for header in headers { arguments += ["-H", header] }
+        let status = try await run(h2load, arguments + [url])
         guard status == 0 else { throw ValidationError("h2load exited with status \(status)") }
-        let delivered1 = try await delivered(metrics, url: url)
 
         // Each line: start (µs since the epoch), HTTP status, duration (µs).
         var result = TransportBenchmark.Result()
         var first = Double.infinity
         var last = 0.0
-        let log = try String(contentsOfFile: logPath, encoding: .utf8)
-        for line in log.split(separator: "\n") {
+        for line in try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n") {
             let fields = line.split(separator: "\t")
             guard fields.count >= 3, let start = Double(fields[0]), let code = Int(fields[1]), let duration = Double(fields[2]) else {
                 continue
@@ -51,13 +79,11 @@ enum H2LoadGenerator {
             first = min(first, start)
             last = max(last, start + duration)
             result.latenciesMs.append(duration / 1000)
-            if code != 200 { result.errors["status \(code)", default: 0] += 1 }
+            if (200..<300).contains(code) { result.succeeded += 1 } else { result.errors["status \(code)", default: 0] += 1 }
         }
         let answered = result.latenciesMs.count
         if answered < total { result.errors["no answer", default: 0] += total - answered }
-        result.succeeded = min(total, max(0, delivered1 - delivered0))
         result.failed = total - result.succeeded
-        if result.failed > 0 && result.errors.isEmpty { result.errors["not delivered (relay_pushes_total)"] = result.failed }
         result.seconds = last > first ? (last - first) / 1_000_000 : 0
         return result
     }

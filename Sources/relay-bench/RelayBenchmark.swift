@@ -126,7 +126,7 @@ struct RelayBenchmark: AsyncParsableCommand {
         let cpu0 = Self.cpuSeconds(pid: relay.processIdentifier)
         let single =
             generator == "h2load"
-            ? try await H2LoadGenerator.drive(
+            ? try await H2LoadGenerator.pushes(
                 url: url, key: key, body: body([token(0)]), total: requests, concurrency: concurrency, directory: directory,
                 metrics: pool
             )
@@ -138,23 +138,36 @@ struct RelayBenchmark: AsyncParsableCommand {
             try await pool.send(request((0..<100).map { token(number * 100 + $0) }))
         }
         let cpu2 = Self.cpuSeconds(pid: relay.processIdentifier)
-        let paced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
-            try await pool.send(request([token(number)]))
-        }
+        let paced =
+            generator == "h2load"
+            ? try await H2LoadGenerator.pushes(
+                url: url, key: key, body: body([token(0)]), total: pacedRate * pacedSeconds, concurrency: concurrency,
+                rate: pacedRate, directory: directory, metrics: pool
+            )
+            : await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
+                try await pool.send(request([token(number)]))
+            }
         let cpu3 = Self.cpuSeconds(pid: relay.processIdentifier)
         let rss = Self.peakResidentMegabytes(pid: relay.processIdentifier)
         // The reference for "added by the relay": the same load generator sends one-notification requests at the same
         // rate straight to the simulator (its Expo endpoint: one HTTP/2 round trip, no credentials), with the relay idle.
         let direct = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: simulator.caFilePath))
-        let directPaced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
-            try await direct.send(
-                HTTP2Request(
-                    url: simulator.baseURL + "/--/api/v2/push/send",
-                    headers: [HTTPHeader("content-type", "application/json")],
-                    body: Array(#"{"to":"ExponentPushToken[bench\#(number)]","title":"Bench","body":"Load"}"#.utf8)
-                )
+        let directPaced =
+            generator == "h2load"
+            ? try await H2LoadGenerator.load(
+                url: simulator.baseURL + "/--/api/v2/push/send", headers: ["content-type: application/json"],
+                body: #"{"to":"ExponentPushToken[bench0]","title":"Bench","body":"Load"}"#, total: pacedRate * pacedSeconds,
+                concurrency: concurrency, rate: pacedRate, directory: directory
             )
-        }
+            : await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
+                try await direct.send(
+                    HTTP2Request(
+                        url: simulator.baseURL + "/--/api/v2/push/send",
+                        headers: [HTTPHeader("content-type", "application/json")],
+                        body: Array(#"{"to":"ExponentPushToken[bench\#(number)]","title":"Bench","body":"Load"}"#.utf8)
+                    )
+                )
+            }
         await direct.shutdown()
         await pool.shutdown()
         relay.terminate()
