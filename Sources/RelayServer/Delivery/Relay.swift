@@ -153,7 +153,7 @@ package final class Relay: Sendable {
         var items: [DeliveryJob.Item] = []
         let expires = date.addingTimeInterval(settings.receiptLifetime)
         for (index, var push) in pushes.enumerated() {
-            let receiptID = UUID.randomString()
+            let receiptID = UUID.timeOrdered(at: date).lowercaseString
             let fingerprint = fingerprints.fingerprint(push.token, provider: push.provider.rawValue)
             push.criticalChannel = tenant.criticalChannel
             var refusal: RelayRefusal?

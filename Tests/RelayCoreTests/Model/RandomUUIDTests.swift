@@ -30,4 +30,28 @@ struct RandomUUIDTests {
         let fixed = UUID(uuid: (0x00, 0x1F, 0xA2, 0xB3, 0xC4, 0xD5, 0xE6, 0xF7, 0x08, 0x19, 0x2A, 0x3B, 0x4C, 0x5D, 0x6E, 0xFF))
         #expect(fixed.lowercaseString == "001fa2b3-c4d5-e6f7-0819-2a3b4c5d6eff")
     }
+
+    @Test("Time-ordered: version 7, the time in milliseconds first, text that sorts by time")
+    func timeOrdered() {
+        let date = Date(timeIntervalSince1970: 1_795_000_000.5)
+        let uuid = UUID.timeOrdered(at: date)
+        let text = uuid.lowercaseString
+        // 1,795,000,000,500 ms = 0x01a1ee565ff4
+        #expect(text.hasPrefix("01a1ee56-5ff4-7"), "\(text)")
+        #expect("89ab".contains(Array(text)[19]), "variant of \(text)")
+        #expect(UUID(uuidString: text) == uuid)
+
+        var previous = ""
+        var seen = Set<String>()
+        for step in 0 ..< 2_000 {
+            // Within one millisecond the order is random; from one to the next it follows the time (2 ms steps, clear of
+            // rounding in the Double seconds).
+            let id = UUID.timeOrdered(at: date.addingTimeInterval(Double(step) * 0.002)).lowercaseString
+            #expect(id > previous)
+            previous = id
+            seen.insert(id)
+            seen.insert(UUID.timeOrdered(at: date).lowercaseString)
+        }
+        #expect(seen.count == 4_000)
+    }
 }
