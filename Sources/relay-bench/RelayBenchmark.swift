@@ -32,8 +32,12 @@ struct RelayBenchmark: AsyncParsableCommand {
     var audit = "on"
     @Option(help: "The relay's store URL (default: a SQLite file in a temporary folder; postgres://… for PostgreSQL).")
     var store = "sqlite://relay.db"
-    @Option(help: "Load generator of the single-message phase: curl (libcurl through HTTP2Pool) or h2load.")
-    var generator = "curl"
+    @Option(help: "Load generator of the single-message and paced phases: curl (libcurl through HTTP2Pool) or h2load.")
+    var generator = Generator.curl
+
+    enum Generator: String, ExpressibleByArgument, CaseIterable {
+        case curl, h2load
+    }
 
     func run() async throws {
         let executable = pushrelay ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushrelay").path
@@ -42,7 +46,6 @@ struct RelayBenchmark: AsyncParsableCommand {
         }
         guard let kind = Provider(rawValue: provider) else { throw ValidationError("--provider: apns, fcm or expo") }
         guard audit == "on" || audit == "off" else { throw ValidationError("--audit: on or off") }
-        guard generator == "curl" || generator == "h2load" else { throw ValidationError("--generator: curl or h2load") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-bench-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -125,13 +128,16 @@ struct RelayBenchmark: AsyncParsableCommand {
 
         let cpu0 = Self.cpuSeconds(pid: relay.processIdentifier)
         let single =
-            generator == "h2load"
-            ? try await H2LoadGenerator.pushes(
-                url: url, key: key, body: body([token(0)]), total: requests, concurrency: concurrency, directory: directory,
-                metrics: pool
-            )
-            : await Self.drive(total: requests, concurrency: concurrency) { number in
-                try await pool.send(request([token(number)]))
+            switch generator {
+            case .h2load:
+                try await H2LoadGenerator.pushes(
+                    url: url, key: key, body: body([token(0)]), total: requests, concurrency: concurrency,
+                    directory: directory, metrics: pool
+                )
+            case .curl:
+                await Self.drive(total: requests, concurrency: concurrency) { number in
+                    try await pool.send(request([token(number)]))
+                }
             }
         let cpu1 = Self.cpuSeconds(pid: relay.processIdentifier)
         let batched = await Self.drive(total: batches, concurrency: max(1, concurrency / 10)) { number in
@@ -139,27 +145,32 @@ struct RelayBenchmark: AsyncParsableCommand {
         }
         let cpu2 = Self.cpuSeconds(pid: relay.processIdentifier)
         let paced =
-            generator == "h2load"
-            ? try await H2LoadGenerator.pushes(
-                url: url, key: key, body: body([token(0)]), total: pacedRate * pacedSeconds, concurrency: concurrency,
-                rate: pacedRate, directory: directory, metrics: pool
-            )
-            : await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
-                try await pool.send(request([token(number)]))
+            switch generator {
+            case .h2load:
+                try await H2LoadGenerator.pushes(
+                    url: url, key: key, body: body([token(0)]), total: pacedRate * pacedSeconds, concurrency: concurrency,
+                    rate: pacedRate, directory: directory, metrics: pool
+                )
+            case .curl:
+                await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
+                    try await pool.send(request([token(number)]))
+                }
             }
         let cpu3 = Self.cpuSeconds(pid: relay.processIdentifier)
         let rss = Self.peakResidentMegabytes(pid: relay.processIdentifier)
         // The reference for "added by the relay": the same load generator sends one-notification requests at the same
         // rate straight to the simulator (its Expo endpoint: one HTTP/2 round trip, no credentials), with the relay idle.
-        let direct = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: simulator.caFilePath))
-        let directPaced =
-            generator == "h2load"
-            ? try await H2LoadGenerator.load(
+        let directPaced: TransportBenchmark.Result
+        switch generator {
+        case .h2load:
+            directPaced = try await H2LoadGenerator.load(
                 url: simulator.baseURL + "/--/api/v2/push/send", headers: ["content-type: application/json"],
                 body: #"{"to":"ExponentPushToken[bench0]","title":"Bench","body":"Load"}"#, total: pacedRate * pacedSeconds,
                 concurrency: concurrency, rate: pacedRate, directory: directory
             )
-            : await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
+        case .curl:
+            let direct = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: simulator.caFilePath))
+            directPaced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
                 try await direct.send(
                     HTTP2Request(
                         url: simulator.baseURL + "/--/api/v2/push/send",
@@ -168,7 +179,8 @@ struct RelayBenchmark: AsyncParsableCommand {
                     )
                 )
             }
-        await direct.shutdown()
+            await direct.shutdown()
+        }
         await pool.shutdown()
         relay.terminate()
         relay.waitUntilExit()
@@ -178,7 +190,7 @@ struct RelayBenchmark: AsyncParsableCommand {
             "provider": kind.rawValue,
             "audit": audit,
             "store": store.hasPrefix("postgres") ? "postgres" : "sqlite",
-            "single_generator": generator,
+            "generator": generator.rawValue,
             "single_requests": requests, "single_failed": single.failed,
             "single_requests_per_second": TransportBenchmark.rounded(Double(single.succeeded) / single.seconds, 1),
             "single_p50_ms": TransportBenchmark.rounded(single.percentile(0.5), 3),

@@ -26,9 +26,8 @@ package final class DeadlineTimer: Sendable {
     private struct State {
         var schedule = DeadlineSchedule()
         var actions: [UInt64: @Sendable () -> Void] = [:]
-        /// What the loop sleeps until; `nil` while it waits for a first deadline (or runs).
+        /// What the loop sleeps until; `nil` while it waits for a first deadline.
         var target: Instant?
-        var waiting = false
         var wake: CheckedContinuation<Void, Never>?
         var wakePending = false
         var stopped = false
@@ -52,7 +51,7 @@ package final class DeadlineTimer: Sendable {
             let id = state.schedule.add(deadline)
             state.actions[id] = action
             let sooner = state.target.map { deadline < $0 } ?? true
-            return (id, state.waiting && sooner ? state.takeWake() : nil)
+            return (id, sooner ? state.takeWake() : nil)
         }
         wake?.resume()
         return Token(id: id)
@@ -84,7 +83,8 @@ package final class DeadlineTimer: Sendable {
                 let due = state.schedule.expire(now: now).compactMap { state.actions.removeValue(forKey: $0) }
                 let target = state.schedule.next()
                 state.target = target
-                state.waiting = true
+                // This round sees every deadline added so far: an earlier wake-up is spent.
+                state.wakePending = false
                 return (due, target, state.stopped && target == nil)
             }
             for action in due { action() }
@@ -97,11 +97,6 @@ package final class DeadlineTimer: Sendable {
                 await group.next()
                 group.cancelAll()
             }
-            state.withLock { state in
-                state.waiting = false
-                state.wakePending = false
-                state.wake = nil
-            }
         }
     }
 
@@ -109,7 +104,9 @@ package final class DeadlineTimer: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state in
-                    if state.wakePending || state.stopped || Task.isCancelled { return true }
+                    // `stop()` and the last `cancel` after it wake the loop like a sooner deadline: a stopped timer with
+                    // deadlines left still sleeps toward them rather than spinning.
+                    if state.wakePending || Task.isCancelled { return true }
                     state.wake = continuation
                     return false
                 }
