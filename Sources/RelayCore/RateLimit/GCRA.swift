@@ -9,7 +9,8 @@ package struct GCRA: Sendable, Equatable {
     package let burst: Int
     /// Slack for floating-point error: UNIX seconds as a Double carry about 2.4e-7 s of rounding.
     private static let tolerance = 1e-6
-    private(set) var theoreticalArrival: Double = 0
+    /// The whole state; set directly only by holders of many buckets with one rate, which keep just this.
+    var theoreticalArrival: Double = 0
 
     package init(rate: Double, burst: Int) {
         self.rate = max(rate, .leastNonzeroMagnitude)

@@ -92,4 +92,20 @@ import Testing
         _ = limiter.admitDevice("fp-new", now: 120)
         #expect(limiter.trackedDevices == 1)
     }
+
+    @Test func manyDevicesKeepTheirOwnBuckets() {
+        // Devices are kept under a hash of their fingerprint: 50,000 of them at 2 a minute must not share a bucket.
+        var limiter = TenantRateLimiter(limits: RateLimits(ratePerSecond: 1_000_000, burst: 1_000_000, perDevicePerMinute: 2))
+        let devices = (0..<50_000).map { "fingerprint-\($0)" }
+        let first = devices.filter { limiter.admitDevice($0, now: 1_000) }.count
+        let second = devices.filter { limiter.admitDevice($0, now: 1_000) }.count
+        let third = devices.filter { limiter.admitDevice($0, now: 1_000) }.count
+        #expect(first == 50_000 && second == 50_000)
+        #expect(third == 0, "each device's third push within the minute is refused")
+        #expect(limiter.trackedDevices == 50_000)
+        // An update of the per-device limit starts every device afresh under it.
+        limiter.update(RateLimits(ratePerSecond: 1_000_000, burst: 1_000_000, perDevicePerMinute: 3))
+        #expect(limiter.trackedDevices == 0)
+        #expect(devices.prefix(100).filter { limiter.admitDevice($0, now: 1_000) }.count == 100)
+    }
 }
