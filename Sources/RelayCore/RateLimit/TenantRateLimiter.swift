@@ -92,11 +92,11 @@ package struct TenantRateLimiter: Sendable {
     /// Whether one more notification to `device` (a token fingerprint) fits its per-minute limit; takes it if so.
     package mutating func admitDevice(_ device: String, now: Double) -> Bool {
         sweep(now: now)
-        var bucket = deviceBucket
+        var allowance = deviceBucket
         let key = device.hashValue
-        bucket.theoreticalArrival = devices[key] ?? 0
-        guard case .allowed = bucket.take(1, now: now) else { return false }
-        devices[key] = bucket.theoreticalArrival
+        allowance.theoreticalArrival = devices[key] ?? 0
+        guard case .allowed = allowance.take(1, now: now) else { return false }
+        devices[key] = allowance.theoreticalArrival
         return true
     }
 
