@@ -9,8 +9,7 @@ package struct GCRA: Sendable, Equatable {
     package let burst: Int
     /// Slack for floating-point error: UNIX seconds as a Double carry about 2.4e-7 s of rounding.
     private static let tolerance = 1e-6
-    /// The whole state; set directly only by holders of many buckets with one rate, which keep just this.
-    var theoreticalArrival: Double = 0
+    private(set) var theoreticalArrival: Double = 0
 
     package init(rate: Double, burst: Int) {
         self.rate = max(rate, .leastNonzeroMagnitude)
@@ -29,16 +28,29 @@ package struct GCRA: Sendable, Equatable {
 
     /// Takes `cells` if they fit now; takes nothing otherwise.
     package mutating func take(_ cells: Int, now: Double) -> Decision {
-        let decision = check(cells, now: now)
+        var arrival = theoreticalArrival
+        let decision = take(cells, now: now, arrival: &arrival)
+        theoreticalArrival = arrival
+        return decision
+    }
+
+    /// ``take(_:now:)`` for one of many buckets with this rate and burst, whose only state, its theoretical arrival
+    /// time (0 for a full bucket never used), the caller keeps: a table of them costs one `Double` a bucket.
+    package func take(_ cells: Int, now: Double, arrival: inout Double) -> Decision {
+        let decision = check(cells, now: now, arrival: arrival)
         if case .allowed = decision {
-            theoreticalArrival = max(theoreticalArrival, now) + Double(cells) * interval
+            arrival = max(arrival, now) + Double(cells) * interval
         }
         return decision
     }
 
     /// Whether `cells` would fit now, without taking them.
     package func check(_ cells: Int, now: Double) -> Decision {
-        let next = max(theoreticalArrival, now) + Double(cells) * interval
+        check(cells, now: now, arrival: theoreticalArrival)
+    }
+
+    private func check(_ cells: Int, now: Double, arrival: Double) -> Decision {
+        let next = max(arrival, now) + Double(cells) * interval
         let ahead = next - now
         if ahead <= capacity + Self.tolerance {
             return .allowed(remaining: max(0, Int(((capacity - ahead + Self.tolerance) / interval).rounded(.down))))
@@ -63,6 +75,11 @@ package struct GCRA: Sendable, Equatable {
 
     /// Whether the bucket is full (its state carries no information and may be dropped).
     package func isIdle(now: Double) -> Bool {
-        theoreticalArrival <= now
+        Self.isIdle(arrival: theoreticalArrival, now: now)
+    }
+
+    /// Whether a bucket kept as its theoretical arrival time (``take(_:now:arrival:)``) is full.
+    package static func isIdle(arrival: Double, now: Double) -> Bool {
+        arrival <= now
     }
 }

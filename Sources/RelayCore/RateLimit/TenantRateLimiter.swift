@@ -32,16 +32,15 @@ package struct TenantRateLimiter: Sendable {
     /// Hashes come from Swift's `Hasher`, seeded per process, so nobody can choose tokens that collide; two devices
     /// of one tenant share a bucket with probability about n²/2⁶⁵ (3·10⁻⁸ for a million devices in a minute).
     private var devices: [Int: Double] = [:]
-    private var deviceBucket: GCRA
     private var nextSweep: Double = 0
 
     package init(limits: RateLimits) {
         self.limits = limits
         self.bucket = GCRA(rate: limits.ratePerSecond, burst: limits.burst)
-        self.deviceBucket = Self.deviceBucket(limits)
     }
 
-    private static func deviceBucket(_ limits: RateLimits) -> GCRA {
+    /// The rate and burst every device bucket shares; `devices` holds each one's state.
+    private var deviceBucket: GCRA {
         GCRA(rate: Double(limits.perDevicePerMinute) / 60, burst: limits.perDevicePerMinute)
     }
 
@@ -64,7 +63,6 @@ package struct TenantRateLimiter: Sendable {
         guard limits != self.limits else { return }
         self.limits = limits
         bucket = GCRA(rate: limits.ratePerSecond, burst: limits.burst)
-        deviceBucket = Self.deviceBucket(limits)
         devices.removeAll()
     }
 
@@ -92,11 +90,10 @@ package struct TenantRateLimiter: Sendable {
     /// Whether one more notification to `device` (a token fingerprint) fits its per-minute limit; takes it if so.
     package mutating func admitDevice(_ device: String, now: Double) -> Bool {
         sweep(now: now)
-        var allowance = deviceBucket
         let key = device.hashValue
-        allowance.theoreticalArrival = devices[key] ?? 0
-        guard case .allowed = allowance.take(1, now: now) else { return false }
-        devices[key] = allowance.theoreticalArrival
+        var arrival = devices[key] ?? 0
+        guard case .allowed = deviceBucket.take(1, now: now, arrival: &arrival) else { return false }
+        devices[key] = arrival
         return true
     }
 
@@ -115,6 +112,6 @@ package struct TenantRateLimiter: Sendable {
     private mutating func sweep(now: Double) {
         guard now >= nextSweep else { return }
         nextSweep = now + 60
-        devices = devices.filter { $0.value > now }  // a bucket whose arrival time has passed is full (GCRA.isIdle)
+        devices = devices.filter { !GCRA.isIdle(arrival: $0.value, now: now) }
     }
 }
