@@ -51,6 +51,12 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // nghttp2 client sessions over OpenSSL: the upstream transport's fast path (RelayHTTP2/NGHTTP2).
+        .systemLibrary(
+            name: "CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev", "libssl-dev"])]
+        ),
 
         // MARK: - Libraries
         // Pure logic; swift-crypto only for the audit log's hashes and signatures (computation, no I/O).
@@ -58,7 +64,7 @@ let package = Package(
         .target(
             name: "RelayHTTP2",
             dependencies: [
-                "CCurl",
+                "CCurl", "CNGHTTP2",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,21 +1,44 @@
 import CCurl
+import Foundation
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The pool's curl thread: the only code that touches the multi handle and its easy handles.
+/// The curl backend's thread: the only code that touches the multi handle and its easy handles.
 ///
 /// It loops: take the inbox's events → run them through the state machine → perform its actions →
 /// `curl_multi_perform` → collect finished transfers → expire deadlines → `curl_multi_poll` until the next event,
 /// socket activity, curl timer or deadline.
+///
+/// libcurl chooses connections itself (at most `maxConnections`, `CURLMOPT_MAX_HOST_CONNECTIONS`), so the machine
+/// sees one connection carrying every stream of the pool: one stream until the first response (the server's
+/// SETTINGS, and so its stream limit, arrive before it; APNs allows one stream on a new connection until a request
+/// with a valid token succeeded), then `maxConnections × maxConcurrentStreams`.
 final class CurlOwner {
     private let multi: UnsafeMutableRawPointer
     private let configuration: HTTP2PoolConfiguration
     private let shared: HTTP2Pool.Shared
     private var machine: HTTP2Pool.StateMachine
     private let clock = ContinuousClock()
+    /// The one connection the machine sees, and whether its first response arrived.
+    private var connection: HTTP2Pool.ConnectionID?
+    private var warmedUp = false
+
+    /// Makes the multi handle and starts the owner thread; returns what callers share with it.
+    static func start(configuration: HTTP2PoolConfiguration) throws(HTTP2Error) -> HTTP2Pool.Shared {
+        guard CurlGlobal.initialized else { throw HTTP2Error(.other, detail: "curl_global_init failed") }
+        guard let pointer = curl_multi_init() else { throw HTTP2Error(.other, detail: "curl_multi_init failed") }
+        let multi = MultiHandle(pointer: pointer)
+        let shared = HTTP2Pool.Shared(wake: { curl_multi_wakeup(multi.pointer) })
+        let thread = Thread {
+            CurlOwner(multi: multi.pointer, configuration: configuration, shared: shared).run()
+        }
+        thread.name = "pushrelay-curl"
+        thread.start()
+        return shared
+    }
 
     /// Every request the owner holds, queued or in libcurl.
     private var transfers: [HTTP2Pool.RequestID: CurlTransfer] = [:]
@@ -38,8 +61,12 @@ final class CurlOwner {
         self.configuration = configuration
         self.shared = shared
         self.machine = HTTP2Pool.StateMachine(
-            maxInFlight: configuration.maxInFlight,
-            maxQueued: configuration.maxQueued
+            settings: .init(
+                maxConnections: 1,
+                maxConcurrentStreams: configuration.maxInFlight,
+                maxQueued: configuration.maxQueued,
+                streamsBeforeSettings: 1
+            )
         )
         // Multiplex, never over-connect (libcurl 7.88.1 opens a connection per waiting transfer without a host
         // limit), keep a cache as large as the pool, and lift the client-side stream cap of 100.
@@ -88,33 +115,44 @@ final class CurlOwner {
                 deadline: deadline,
                 maxResponseBytes: configuration.maxResponseBytes
             )
-            if let action = machine.requestSubmitted(id, deadline: deadline, now: now) {
-                perform([action])
-            }
+            perform(machine.requestSubmitted(id, deadline: deadline, now: now))
         case .cancel(let id):
             perform(machine.requestCancelled(id, now: now))
         case .shutdown(let deadline):
             perform(machine.shutdownRequested(deadline: deadline, now: now))
+        case .resolved:
+            break  // libcurl resolves names itself.
         }
     }
 
     private func perform(_ actions: [HTTP2Pool.StateMachine.Action]) {
         for action in actions {
             switch action {
-            case .startTransfer(let id):
+            case .openConnection(let id):
+                // libcurl connects on its own; the machine's one connection is there at once.
+                connection = id
+                perform(machine.connectionEstablished(id, now: clock.now))
+            case .startStream(let id, _):
                 guard let transfer = transfers[id] else { continue }
                 if let error = start(transfer) {
-                    let next = machine.transferFinished(id, answered: false, now: clock.now)
-                    finish(transfer, with: .failure(error))
-                    perform(next)
+                    perform(machine.streamEnded(id, .failed(error), now: clock.now))
+                }
+            case .finishRequest(let id):
+                if let transfer = transfers[id], let response = transfer.response {
+                    finish(transfer, with: .success(response))
                 }
             case .failRequest(let id, let error):
-                if let transfer = transfers[id] { finish(transfer, with: .failure(error)) }
-            case .abortTransfer(let id, let error):
                 if let transfer = transfers[id] {
                     detach(transfer)
                     finish(transfer, with: .failure(error))
                 }
+            case .cancelStream(let id, _, let error):
+                if let transfer = transfers[id] {
+                    detach(transfer)
+                    finish(transfer, with: .failure(error))
+                }
+            case .sendPing, .closeConnection:
+                break  // libcurl keeps and closes its connections itself.
             case .close:
                 closing = true
             }
@@ -242,10 +280,18 @@ final class CurlOwner {
             else { continue }
             let outcome = outcome(of: transfer, easy: easy, result: result)
             detach(transfer)
-            let answered = if case .success = outcome { true } else { false }
-            let next = machine.transferFinished(id, answered: answered, now: clock.now)
-            finish(transfer, with: outcome)
-            perform(next)
+            let now = clock.now
+            switch outcome {
+            case .success(let response):
+                transfer.response = response
+                if !warmedUp, let connection {
+                    warmedUp = true
+                    perform(machine.settingsReceived(connection, maxConcurrentStreams: configuration.maxInFlight, now: now))
+                }
+                perform(machine.streamEnded(id, .answered, now: now))
+            case .failure(let error):
+                perform(machine.streamEnded(id, .failed(error), now: now))
+            }
         }
     }
 
@@ -324,8 +370,7 @@ final class CurlOwner {
         statistics.connectionsOpen = sockets.open
         statistics.streamsInFlight = machine.inFlightCount
         statistics.queued = machine.queuedCount
-        let snapshot = statistics
-        shared.statistics.withLock { $0 = snapshot }
+        shared.publish(statistics)
     }
 
     /// Fails whatever arrived too late, frees every handle and closes the connections.
@@ -348,6 +393,16 @@ final class CurlOwner {
 // Thread-confined: made and used on the pool's curl thread only.
 @available(*, unavailable)
 extension CurlOwner: Sendable {}
+
+/// The multi handle's address, kept for `curl_multi_wakeup` only.
+///
+/// `@unchecked Sendable` is safe because other threads use the pointer for `curl_multi_wakeup` alone, which libcurl
+/// documents as callable from any thread, and only through `HTTP2Pool.Shared`'s wake-up, which runs under the inbox's
+/// lock while `ownerExited == false`; the owner thread sets `ownerExited` under that lock before it cleans the handle
+/// up.
+struct MultiHandle: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+}
 
 /// Counts the sockets libcurl opens and closes, for the open-connections statistic. Used on the curl thread only.
 final class SocketCounter {

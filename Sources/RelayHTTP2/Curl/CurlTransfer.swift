@@ -20,6 +20,8 @@ final class CurlTransfer {
     var headers: [HTTPHeader] = []
     var body: [UInt8] = []
     var bodyTooLarge = false
+    /// The response, once libcurl finished the transfer with one; the machine then says when to hand it over.
+    var response: HTTP2Response?
 
     init(
         id: HTTP2Pool.RequestID,

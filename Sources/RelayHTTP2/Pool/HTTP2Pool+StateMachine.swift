@@ -1,33 +1,130 @@
 extension HTTP2Pool {
     /// Identifies one request within a pool.
     package typealias RequestID = UInt64
+    /// Identifies one connection within a pool.
+    package typealias ConnectionID = UInt64
 
-    /// The pool's decisions: admission, queueing when saturated, deadlines, and shutdown.
+    /// How a stream ended, as the backend saw it on the wire.
+    package enum StreamEnd: Sendable, Equatable {
+        /// The whole response arrived (END_STREAM), whatever followed it: an early answer followed by
+        /// RST_STREAM(NO_ERROR) is an answer (RFC 9113 §8.1).
+        case answered
+        /// The server did not process the request: RST_STREAM(REFUSED_STREAM), a stream above a GOAWAY's last stream
+        /// id, or a request that never left. Safe to send again, and not an attempt.
+        case notProcessed
+        /// The stream ended without a whole response: the outcome is unknown (another reset code, a lost connection).
+        case failed(HTTP2Error)
+    }
+
+    /// The pool's decisions: admission, which connection takes a stream, when to open and close connections,
+    /// PINGs, GOAWAY, deadlines and shutdown.
     ///
     /// ### Overview
-    /// libcurl multiplexes and queues on its own, but it cannot bound memory, order waiting requests, expire them at
-    /// their deadline or drain gracefully. The machine keeps at most `maxInFlight` requests inside libcurl (every
-    /// connection's every stream, so libcurl 7.88.1 never has a reason to over-connect) and the rest in a FIFO queue
-    /// with deadlines. Until the pool's first response it keeps a single request in flight: the server's SETTINGS
-    /// (and so its stream limit) arrive before its first response, whereas libcurl would otherwise fill a cold
-    /// connection's first flight up to nghttp2's assumed limit of 100 streams; APNs, too, allows one stream on a new
-    /// connection until a request with a valid token succeeds.
+    /// Requests wait in a FIFO queue until a connection has a free stream. A connection takes streams once the
+    /// server's SETTINGS arrived (before that its limit is unknown, and APNs allows one stream until a request with a
+    /// valid token succeeded), and at most `min(server's SETTINGS_MAX_CONCURRENT_STREAMS, maxConcurrentStreams)` at a
+    /// time, which the server may change at any moment. The least loaded connection with room takes the next request;
+    /// another connection is opened only when every connection is full and the queue holds more than the connections
+    /// being opened can take, up to `maxConnections`, and not before the back-off after failed connects has passed.
+    ///
+    /// A stream the server did not process (REFUSED_STREAM, above a GOAWAY's last stream id) goes back to the front
+    /// of the queue without counting as an attempt; one that ended otherwise without its response fails as "outcome
+    /// unknown", for the caller's retry policy to judge. A connection that received GOAWAY, reached its maximum age or
+    /// ran out of stream ids takes no new streams and closes when its last one ends. A connection on which nothing
+    /// arrived for `pingInterval` gets a PING; one whose PING is not acknowledged within `pingTimeout` is closed and its
+    /// streams fail as outcome unknown. Idle connections close after `maxIdle`.
     ///
     /// ### Implementation
     /// A value type: every event is a `mutating` method taking the current instant and returning actions as plain
-    /// data. The owner thread performs them; the machine performs nothing, so tests feed it events and assert
-    /// actions without sockets. Each request ends in exactly one `.finish…` or `.fail…` action, which is what lets the
-    /// owner resume each caller exactly once.
+    /// data; the machine performs nothing, so tests feed it events and assert actions without sockets. Every request
+    /// ends in exactly one `.finishRequest`, `.failRequest` or `.cancelStream` action, which is what lets the owner
+    /// resume each caller exactly once. Deadlines sit in a binary heap that is rebuilt from the live requests when
+    /// finished ones outnumber them, so memory follows the requests alive, not the requests seen.
     package struct StateMachine: Sendable {
         package enum Action: Equatable, Sendable {
-            /// Hand the request to libcurl.
-            case startTransfer(RequestID)
-            /// Fail a request that is not in libcurl.
+            /// Open a connection with this id; report ``connectionEstablished(_:now:)`` or
+            /// ``connectionClosed(_:error:now:)``.
+            case openConnection(ConnectionID)
+            /// Open a stream for the request on the connection.
+            case startStream(RequestID, ConnectionID)
+            /// The request's response arrived: resume its caller with it.
+            case finishRequest(RequestID)
+            /// Resume the caller with the error; the request has no stream (any more).
             case failRequest(RequestID, HTTP2Error)
-            /// Remove a request's transfer from libcurl and fail it.
-            case abortTransfer(RequestID, HTTP2Error)
-            /// Nothing is left: close the connections and end the owner thread.
+            /// Reset the request's stream (RST_STREAM(CANCEL), once) and resume its caller with the error.
+            case cancelStream(RequestID, ConnectionID, HTTP2Error)
+            /// Send a PING on the connection; report ``pingAcknowledged(_:now:)``.
+            case sendPing(ConnectionID)
+            /// Close the connection; `graceful` sends GOAWAY first. Its streams were already dealt with: report
+            /// nothing more for it.
+            case closeConnection(ConnectionID, graceful: Bool)
+            /// Nothing is left: end the owner.
             case close
+        }
+
+        /// The numbers the machine decides by.
+        package struct Settings: Sendable, Equatable {
+            package var maxConnections: Int
+            /// The client's own cap on streams per connection.
+            package var maxConcurrentStreams: Int
+            package var maxQueued: Int
+            /// Streams a connection takes before the server's SETTINGS arrived: 0 waits for them.
+            package var streamsBeforeSettings: Int
+            package var connectTimeout: Duration
+            /// Idle connections close after this; `nil`: never.
+            package var maxIdle: Duration?
+            /// Connections take no new streams after this age; `nil`: no limit.
+            package var maxAge: Duration?
+            package var pingInterval: Duration?
+            package var pingTimeout: Duration
+            package var reconnectBackoff: Duration
+            package var reconnectBackoffLimit: Duration
+            /// How often one request may be found not processed before it fails.
+            package var maxResends: Int
+
+            package init(
+                maxConnections: Int,
+                maxConcurrentStreams: Int,
+                maxQueued: Int,
+                streamsBeforeSettings: Int = 0,
+                connectTimeout: Duration = .seconds(10),
+                maxIdle: Duration? = nil,
+                maxAge: Duration? = nil,
+                pingInterval: Duration? = nil,
+                pingTimeout: Duration = .seconds(10),
+                reconnectBackoff: Duration = .milliseconds(100),
+                reconnectBackoffLimit: Duration = .seconds(10),
+                maxResends: Int = 5
+            ) {
+                self.maxConnections = max(1, maxConnections)
+                self.maxConcurrentStreams = max(1, maxConcurrentStreams)
+                self.maxQueued = max(0, maxQueued)
+                self.streamsBeforeSettings = max(0, streamsBeforeSettings)
+                self.connectTimeout = connectTimeout
+                self.maxIdle = maxIdle
+                self.maxAge = maxAge
+                self.pingInterval = pingInterval
+                self.pingTimeout = pingTimeout
+                self.reconnectBackoff = reconnectBackoff
+                self.reconnectBackoffLimit = reconnectBackoffLimit
+                self.maxResends = maxResends
+            }
+
+            /// The settings of the nghttp2 backend, which sees every connection.
+            package init(nghttp2 configuration: HTTP2PoolConfiguration) {
+                self.init(
+                    maxConnections: configuration.maxConnections,
+                    maxConcurrentStreams: configuration.maxConcurrentStreams,
+                    maxQueued: configuration.maxQueued,
+                    connectTimeout: configuration.connectTimeout,
+                    maxIdle: configuration.maxIdleAge,
+                    maxAge: configuration.maxLifetime,
+                    pingInterval: configuration.pingInterval,
+                    pingTimeout: configuration.pingTimeout,
+                    reconnectBackoff: configuration.reconnectBackoff,
+                    reconnectBackoffLimit: configuration.reconnectBackoffLimit
+                )
+            }
         }
 
         private enum Phase: Sendable, Equatable {
@@ -37,119 +134,304 @@ extension HTTP2Pool {
             case closed
         }
 
-        private struct Waiting: Sendable {
-            var id: RequestID
+        private struct Connection: Sendable {
+            enum State: Sendable, Equatable {
+                case connecting(since: ContinuousClock.Instant)
+                case ready
+                /// Takes no new streams (GOAWAY, age, stream ids used up); closes when its last stream ends.
+                case draining
+            }
+            var state: State
+            /// Streams it may carry now: the server's limit capped by ours, or `streamsBeforeSettings` until SETTINGS.
+            var limit: Int
+            var active: Set<RequestID> = []
+            var openedAt: ContinuousClock.Instant
+            var lastReceived: ContinuousClock.Instant
+            var idleSince: ContinuousClock.Instant?
+            var pingSentAt: ContinuousClock.Instant?
+
+            var hasRoom: Bool { state == .ready && active.count < limit }
+        }
+
+        private struct Request: Sendable {
+            enum State: Sendable, Equatable {
+                case queued
+                case active(ConnectionID)
+            }
             var deadline: ContinuousClock.Instant
+            var state: State
+            var resends = 0
         }
 
-        package let maxInFlight: Int
-        package let maxQueued: Int
+        package let settings: Settings
         private var phase: Phase = .running
-        /// Whether a response has arrived yet; before that, one request at a time.
-        private var warmedUp = false
-        private(set) var inFlight: Set<RequestID> = []
-        /// Waiting requests in arrival order; `queueHead` skips the ones already taken, so taking is O(1).
-        private var queue: [Waiting] = []
-        private var queueHead = 0
-        /// Requests removed from the middle of the queue (cancelled); skipped when reached.
-        private var removedFromQueue: Set<RequestID> = []
+        private var requests: [RequestID: Request] = [:]
+        private var queue = RequestQueue()
+        private var deadlines = DeadlineHeap()
+        private var connections: [ConnectionID: Connection] = [:]
+        private var nextConnectionID: ConnectionID = 1
+        private var connectFailures = 0
+        private var reconnectAt: ContinuousClock.Instant?
+        private var lastConnectError: HTTP2Error?
 
-        package init(maxInFlight: Int, maxQueued: Int) {
-            self.maxInFlight = max(1, maxInFlight)
-            self.maxQueued = max(0, maxQueued)
+        package init(settings: Settings) {
+            self.settings = settings
         }
 
-        /// Requests handed to libcurl.
-        package var inFlightCount: Int { inFlight.count }
+        // MARK: - Reading
+
+        /// Requests with a stream now.
+        package var inFlightCount: Int { requests.count - queue.count }
         /// Requests waiting for a stream.
-        package var queuedCount: Int { queue.count - queueHead - removedFromQueue.count }
+        package var queuedCount: Int { queue.count }
+        /// Connections open or being opened.
+        package var connectionCount: Int { connections.count }
         package var isClosed: Bool { phase == .closed }
         package var isAdmitting: Bool { phase == .running }
 
-        /// How many requests may be inside libcurl now.
-        private var admissionLimit: Int { warmedUp ? maxInFlight : 1 }
-
-        /// The earliest instant at which ``tick(now:)`` has something to do: a queued deadline or the drain deadline.
+        /// The earliest instant at which ``tick(now:)`` has something to do.
         package var nextDeadline: ContinuousClock.Instant? {
-            var earliest: ContinuousClock.Instant?
-            if let first = queue[queueHead...].first(where: { !removedFromQueue.contains($0.id) }) {
-                earliest = first.deadline
+            var earliest = deadlines.peek?.deadline
+            func consider(_ instant: ContinuousClock.Instant?) {
+                guard let instant else { return }
+                earliest = earliest.map { min($0, instant) } ?? instant
             }
-            if case .draining(let deadline) = phase {
-                earliest = earliest.map { min($0, deadline) } ?? deadline
+            if case .draining(let deadline) = phase { consider(deadline) }
+            if queue.count > 0 { consider(reconnectAt) }
+            for connection in connections.values {
+                switch connection.state {
+                case .connecting(let since):
+                    consider(since + settings.connectTimeout)
+                case .ready, .draining:
+                    if let sent = connection.pingSentAt {
+                        consider(sent + settings.pingTimeout)
+                    } else if let interval = settings.pingInterval {
+                        consider(connection.lastReceived + interval)
+                    }
+                    if connection.state == .ready, let maxAge = settings.maxAge { consider(connection.openedAt + maxAge) }
+                    if let idle = connection.idleSince, let maxIdle = settings.maxIdle { consider(idle + maxIdle) }
+                }
             }
             return earliest
         }
 
-        // MARK: Events
+        // MARK: - Requests
 
         /// A caller submitted a request that must finish by `deadline`.
         package mutating func requestSubmitted(
             _ id: RequestID,
             deadline: ContinuousClock.Instant,
             now: ContinuousClock.Instant
-        ) -> Action? {
+        ) -> [Action] {
             guard phase == .running else {
-                return .failRequest(id, HTTP2Error(.shuttingDown, detail: "the pool is shutting down"))
+                return [.failRequest(id, HTTP2Error(.shuttingDown, detail: "the pool is shutting down"))]
             }
             if deadline <= now {
-                return .failRequest(id, HTTP2Error(.timeout, detail: "the deadline passed before the request started"))
+                return [.failRequest(id, HTTP2Error(.timeout, detail: "the deadline passed before the request started"))]
             }
-            if inFlight.count < admissionLimit && queuedCount == 0 {
-                inFlight.insert(id)
-                return .startTransfer(id)
+            // Fast path: nothing waits and a connection has room.
+            if queue.count == 0, let connectionID = leastLoadedConnectionWithRoom() {
+                requests[id] = Request(deadline: deadline, state: .active(connectionID))
+                deadlines.push(deadline, id)
+                activate(id, on: connectionID)
+                return [.startStream(id, connectionID)]
             }
-            guard queuedCount < maxQueued else {
-                return .failRequest(id, HTTP2Error(.overloaded, detail: "\(maxQueued) requests are already waiting"))
+            if let refusal = connectFailureRefusal(now: now) {
+                return [.failRequest(id, refusal)]
             }
-            queue.append(Waiting(id: id, deadline: deadline))
-            return nil
-        }
-
-        /// libcurl finished a transfer, with a response or without one; the owner resumes its caller.
-        package mutating func transferFinished(
-            _ id: RequestID,
-            answered: Bool = true,
-            now: ContinuousClock.Instant
-        ) -> [Action] {
-            guard inFlight.remove(id) != nil else { return [] }
-            if answered { warmedUp = true }
-            return admitWaiting(now: now) + closeIfDrained()
+            guard queue.count < settings.maxQueued else {
+                return [.failRequest(id, HTTP2Error(.overloaded, detail: "\(settings.maxQueued) requests are already waiting"))]
+            }
+            requests[id] = Request(deadline: deadline, state: .queued)
+            deadlines.push(deadline, id)
+            queue.pushBack(id)
+            return dispatch(now: now)
         }
 
         /// The caller's task was cancelled.
         package mutating func requestCancelled(_ id: RequestID, now: ContinuousClock.Instant) -> [Action] {
             let cancelled = HTTP2Error(.cancelled, detail: "the caller's task was cancelled")
-            if inFlight.remove(id) != nil {
-                return [.abortTransfer(id, cancelled)] + admitWaiting(now: now) + closeIfDrained()
-            }
-            if queue[queueHead...].contains(where: { $0.id == id }) && !removedFromQueue.contains(id) {
-                removedFromQueue.insert(id)
-                compactQueue()
+            guard let request = requests[id] else { return [] }
+            switch request.state {
+            case .queued:
+                forget(id)
                 return [.failRequest(id, cancelled)] + closeIfDrained()
+            case .active(let connectionID):
+                var actions: [Action] = [.cancelStream(id, connectionID, cancelled)]
+                actions += streamRemoved(id, from: connectionID, now: now)
+                forget(id)
+                return actions + dispatch(now: now) + closeIfDrained()
             }
-            return []
         }
 
-        /// Time passed: expire queued requests and, past the drain deadline, abort what is left.
+        /// A stream ended; see ``StreamEnd``.
+        package mutating func streamEnded(_ id: RequestID, _ end: StreamEnd, now: ContinuousClock.Instant) -> [Action] {
+            guard let request = requests[id], case .active(let connectionID) = request.state else { return [] }
+            var actions = streamRemoved(id, from: connectionID, now: now)
+            switch end {
+            case .answered:
+                forget(id)
+                actions.append(.finishRequest(id))
+            case .failed(let error):
+                forget(id)
+                actions.append(.failRequest(id, error))
+            case .notProcessed:
+                if request.resends >= settings.maxResends {
+                    forget(id)
+                    let detail = "the server refused the request \(request.resends + 1) times"
+                    actions.append(.failRequest(id, HTTP2Error(.streamReset, detail: detail)))
+                } else if request.deadline <= now {
+                    forget(id)
+                    actions.append(.failRequest(id, HTTP2Error(.timeout, detail: "the deadline passed")))
+                } else {
+                    requests[id]?.state = .queued
+                    requests[id]?.resends += 1
+                    queue.pushFront(id)
+                }
+            }
+            return actions + dispatch(now: now) + closeIfDrained()
+        }
+
+        // MARK: - Connections
+
+        /// The connection is up (TCP, TLS with ALPN h2, the client preface sent).
+        package mutating func connectionEstablished(_ id: ConnectionID, now: ContinuousClock.Instant) -> [Action] {
+            guard var connection = connections[id], case .connecting = connection.state else { return [] }
+            connection.state = .ready
+            connection.limit = settings.streamsBeforeSettings
+            connection.lastReceived = now
+            connection.idleSince = now
+            connections[id] = connection
+            connectFailures = 0
+            reconnectAt = nil
+            lastConnectError = nil
+            return dispatch(now: now)
+        }
+
+        /// The server's SETTINGS arrived, first or changed: `maxConcurrentStreams` is its current
+        /// SETTINGS_MAX_CONCURRENT_STREAMS, `nil` when it sets none.
+        package mutating func settingsReceived(
+            _ id: ConnectionID,
+            maxConcurrentStreams: Int?,
+            now: ContinuousClock.Instant
+        ) -> [Action] {
+            guard var connection = connections[id] else { return [] }
+            connection.limit = min(settings.maxConcurrentStreams, max(0, maxConcurrentStreams ?? Int.max))
+            connection.lastReceived = now
+            connections[id] = connection
+            return dispatch(now: now)
+        }
+
+        /// Frames arrived on the connection: it is alive.
+        package mutating func framesReceived(_ id: ConnectionID, now: ContinuousClock.Instant) {
+            connections[id]?.lastReceived = now
+        }
+
+        /// The server acknowledged our PING.
+        package mutating func pingAcknowledged(_ id: ConnectionID, now: ContinuousClock.Instant) {
+            connections[id]?.pingSentAt = nil
+            connections[id]?.lastReceived = now
+        }
+
+        /// GOAWAY arrived: streams up to its last stream id may still complete; the backend reports the others as
+        /// ``StreamEnd/notProcessed``. The connection takes no new streams.
+        package mutating func goAwayReceived(_ id: ConnectionID, now: ContinuousClock.Instant) -> [Action] {
+            drainConnection(id, now: now) + dispatch(now: now) + closeIfDrained()
+        }
+
+        /// The connection cannot open more streams (its stream ids are used up): it takes no new ones.
+        package mutating func connectionExhausted(_ id: ConnectionID, now: ContinuousClock.Instant) -> [Action] {
+            drainConnection(id, now: now) + dispatch(now: now)
+        }
+
+        /// The connection closed or could not be made. Its streams fail with `error` (outcome unknown); a connect
+        /// that failed delays the next one.
+        package mutating func connectionClosed(
+            _ id: ConnectionID,
+            error: HTTP2Error,
+            now: ContinuousClock.Instant
+        ) -> [Action] {
+            guard let connection = connections.removeValue(forKey: id) else { return [] }
+            var actions: [Action] = []
+            if case .connecting = connection.state {
+                actions += connectFailed(error, now: now)
+            }
+            for requestID in connection.active.sorted() {
+                forget(requestID)
+                actions.append(.failRequest(requestID, error))
+            }
+            return actions + dispatch(now: now) + closeIfDrained()
+        }
+
+        // MARK: - Time and shutdown
+
+        /// Time passed: deadlines, connect timeouts, PINGs, maximum age, idle connections, back-off, the drain.
         package mutating func tick(now: ContinuousClock.Instant) -> [Action] {
             var actions: [Action] = []
-            while let next = peekQueue(), next.deadline <= now {
-                takeQueue()
-                actions.append(.failRequest(next.id, HTTP2Error(.timeout, detail: "no stream became free in time")))
+            while let next = deadlines.peek, next.deadline <= now {
+                deadlines.pop()
+                guard let request = requests[next.id], request.deadline == next.deadline else { continue }
+                let timeout = HTTP2Error(.timeout, detail: "the request's deadline passed")
+                switch request.state {
+                case .queued:
+                    forget(next.id)
+                    actions.append(.failRequest(next.id, HTTP2Error(.timeout, detail: "no stream became free in time")))
+                case .active(let connectionID):
+                    actions.append(.cancelStream(next.id, connectionID, timeout))
+                    actions += streamRemoved(next.id, from: connectionID, now: now)
+                    forget(next.id)
+                }
             }
+            deadlines.compact(liveCount: requests.count) { requests[$0] != nil }
+
+            for id in connections.keys.sorted() {
+                guard let connection = connections[id] else { continue }
+                switch connection.state {
+                case .connecting(let since):
+                    if since + settings.connectTimeout <= now {
+                        actions.append(.closeConnection(id, graceful: false))
+                        actions += connectionClosed(id, error: HTTP2Error(.connectFailed, detail: "connect timed out"), now: now)
+                    }
+                    continue
+                case .ready, .draining:
+                    break
+                }
+                if let sent = connection.pingSentAt, sent + settings.pingTimeout <= now {
+                    actions.append(.closeConnection(id, graceful: false))
+                    let lost = HTTP2Error(.connectionLost, detail: "PING not acknowledged; outcome unknown")
+                    actions += connectionClosed(id, error: lost, now: now)
+                    continue
+                }
+                if connection.pingSentAt == nil, let interval = settings.pingInterval,
+                    connection.lastReceived + interval <= now
+                {
+                    connections[id]?.pingSentAt = now
+                    actions.append(.sendPing(id))
+                }
+                if connection.state == .ready, let maxAge = settings.maxAge, connection.openedAt + maxAge <= now {
+                    actions += drainConnection(id, now: now)
+                    continue
+                }
+                if let idle = connection.idleSince, let maxIdle = settings.maxIdle, idle + maxIdle <= now {
+                    connections[id] = nil
+                    actions.append(.closeConnection(id, graceful: true))
+                }
+            }
+
             if case .draining(let deadline) = phase, deadline <= now {
                 let late = HTTP2Error(.shuttingDown, detail: "the drain deadline passed")
-                while let next = peekQueue() {
-                    takeQueue()
-                    actions.append(.failRequest(next.id, late))
+                for (id, request) in requests.sorted(by: { $0.key < $1.key }) {
+                    switch request.state {
+                    case .queued: actions.append(.failRequest(id, late))
+                    case .active(let connectionID): actions.append(.cancelStream(id, connectionID, late))
+                    }
                 }
-                for id in inFlight.sorted() {
-                    actions.append(.abortTransfer(id, late))
-                }
-                inFlight.removeAll()
+                requests.removeAll()
+                queue.removeAll()
+                deadlines.removeAll()
+                for id in connections.keys.sorted() { connections[id]?.active.removeAll() }
             }
-            return actions + closeIfDrained()
+            return actions + dispatch(now: now) + closeIfDrained()
         }
 
         /// Graceful shutdown: admit nothing new; queued and in-flight requests may finish until `deadline`.
@@ -158,63 +440,278 @@ extension HTTP2Pool {
             now: ContinuousClock.Instant
         ) -> [Action] {
             switch phase {
-            case .running:
-                phase = .draining(deadline: deadline)
-            case .draining(let current):
-                phase = .draining(deadline: min(current, deadline))
-            case .closed:
-                return []
+            case .running: phase = .draining(deadline: deadline)
+            case .draining(let current): phase = .draining(deadline: min(current, deadline))
+            case .closed: return []
             }
             return tick(now: now)
         }
 
-        // MARK: Helpers
+        // MARK: - Decisions
 
-        /// Moves waiting requests into free streams, failing those whose deadline passed.
-        private mutating func admitWaiting(now: ContinuousClock.Instant) -> [Action] {
+        /// Starts queued requests on connections with room, and opens connections when they are needed.
+        private mutating func dispatch(now: ContinuousClock.Instant) -> [Action] {
+            guard phase != .closed else { return [] }
             var actions: [Action] = []
-            while inFlight.count < admissionLimit, let next = peekQueue() {
-                takeQueue()
-                if next.deadline <= now {
-                    actions.append(.failRequest(next.id, HTTP2Error(.timeout, detail: "no stream became free in time")))
-                } else {
-                    inFlight.insert(next.id)
-                    actions.append(.startTransfer(next.id))
-                }
+            while queue.count > 0, let connectionID = leastLoadedConnectionWithRoom() {
+                guard let id = queue.popFront() else { break }
+                requests[id]?.state = .active(connectionID)
+                activate(id, on: connectionID)
+                actions.append(.startStream(id, connectionID))
+            }
+            guard queue.count > 0 else { return actions }
+            if let reconnectAt, now < reconnectAt { return actions }
+            while queue.count > capacityBeingOpened, openConnections < settings.maxConnections {
+                let id = nextConnectionID
+                nextConnectionID += 1
+                connections[id] = Connection(
+                    state: .connecting(since: now),
+                    limit: 0,
+                    openedAt: now,
+                    lastReceived: now
+                )
+                actions.append(.openConnection(id))
             }
             return actions
         }
 
+        /// Connections that count against `maxConnections`: all but the draining ones.
+        private var openConnections: Int {
+            connections.values.count { $0.state != .draining }
+        }
+
+        /// What the connections being opened, or waiting for their SETTINGS, will take at most.
+        private var capacityBeingOpened: Int {
+            connections.values.reduce(0) { sum, connection in
+                switch connection.state {
+                case .connecting: sum + settings.maxConcurrentStreams
+                case .ready where connection.limit == 0 && connection.active.isEmpty: sum + settings.maxConcurrentStreams
+                case .ready, .draining: sum
+                }
+            }
+        }
+
+        private func leastLoadedConnectionWithRoom() -> ConnectionID? {
+            var best: ConnectionID?
+            var bestLoad = Int.max
+            for (id, connection) in connections where connection.hasRoom {
+                let load = connection.active.count
+                if load < bestLoad || (load == bestLoad && id < best ?? .max) {
+                    best = id
+                    bestLoad = load
+                }
+            }
+            return best
+        }
+
+        private mutating func activate(_ id: RequestID, on connectionID: ConnectionID) {
+            connections[connectionID]?.active.insert(id)
+            connections[connectionID]?.idleSince = nil
+        }
+
+        /// Takes a stream off its connection; a draining connection that is now empty closes.
+        private mutating func streamRemoved(
+            _ id: RequestID,
+            from connectionID: ConnectionID,
+            now: ContinuousClock.Instant
+        ) -> [Action] {
+            guard var connection = connections[connectionID] else { return [] }
+            connection.active.remove(id)
+            if connection.active.isEmpty {
+                connection.idleSince = now
+                if connection.state == .draining {
+                    connections[connectionID] = nil
+                    return [.closeConnection(connectionID, graceful: true)]
+                }
+            }
+            connections[connectionID] = connection
+            return []
+        }
+
+        private mutating func drainConnection(_ id: ConnectionID, now: ContinuousClock.Instant) -> [Action] {
+            guard var connection = connections[id] else { return [] }
+            if case .connecting = connection.state { return [] }
+            connection.state = .draining
+            if connection.active.isEmpty {
+                connections[id] = nil
+                return [.closeConnection(id, graceful: true)]
+            }
+            connections[id] = connection
+            return []
+        }
+
+        /// A connect failed: back off, and fail the waiting requests when no connection is left to take them.
+        private mutating func connectFailed(_ error: HTTP2Error, now: ContinuousClock.Instant) -> [Action] {
+            connectFailures += 1
+            lastConnectError = error
+            reconnectAt = now + Self.backoff(failures: connectFailures, base: settings.reconnectBackoff, limit: settings.reconnectBackoffLimit)
+            guard !connections.values.contains(where: { $0.state != .draining }) else { return [] }
+            var actions: [Action] = []
+            while let id = queue.popFront() {
+                requests[id] = nil
+                actions.append(.failRequest(id, error))
+            }
+            return actions
+        }
+
+        /// While the last connect failed, no connection is usable and the back-off has not passed, new requests fail
+        /// at once with that failure rather than wait for a connection that is not being made.
+        private func connectFailureRefusal(now: ContinuousClock.Instant) -> HTTP2Error? {
+            guard let reconnectAt, now < reconnectAt, let lastConnectError,
+                !connections.values.contains(where: { $0.state != .draining })
+            else { return nil }
+            return lastConnectError
+        }
+
+        /// Exponential back-off after `failures` failed connects: `base`, doubled per further failure, at most `limit`.
+        package static func backoff(failures: Int, base: Duration, limit: Duration) -> Duration {
+            guard failures > 0 else { return .zero }
+            var delay = base
+            for _ in 1..<min(failures, 32) {
+                delay *= 2
+                if delay >= limit { return limit }
+            }
+            return min(delay, limit)
+        }
+
+        private mutating func forget(_ id: RequestID) {
+            if let request = requests.removeValue(forKey: id), request.state == .queued {
+                queue.remove(id)
+            }
+        }
+
         private mutating func closeIfDrained() -> [Action] {
-            guard case .draining = phase, inFlight.isEmpty, queuedCount == 0 else { return [] }
+            guard case .draining = phase, requests.isEmpty else { return [] }
             phase = .closed
-            return [.close]
+            var actions: [Action] = connections.keys.sorted().map { .closeConnection($0, graceful: true) }
+            connections.removeAll()
+            actions.append(.close)
+            return actions
         }
+    }
+}
 
-        private mutating func peekQueue() -> Waiting? {
-            while queueHead < queue.count {
-                let candidate = queue[queueHead]
-                if removedFromQueue.remove(candidate.id) == nil { return candidate }
-                queueHead += 1
-            }
-            return nil
+/// Waiting requests in arrival order; requests found not processed go back to the front. Removal from the middle is
+/// lazy: a removed id is skipped when reached.
+struct RequestQueue: Sendable {
+    private var storage: [HTTP2Pool.RequestID] = []
+    private var head = 0
+    private var removed: Set<HTTP2Pool.RequestID> = []
+
+    private(set) var count = 0
+
+    mutating func pushBack(_ id: HTTP2Pool.RequestID) {
+        storage.append(id)
+        count += 1
+    }
+
+    mutating func pushFront(_ id: HTTP2Pool.RequestID) {
+        if head > 0 {
+            head -= 1
+            storage[head] = id
+        } else {
+            storage.insert(id, at: 0)
         }
+        count += 1
+    }
 
-        private mutating func takeQueue() {
-            queueHead += 1
-            compactQueue()
+    mutating func popFront() -> HTTP2Pool.RequestID? {
+        while head < storage.count {
+            let id = storage[head]
+            head += 1
+            if removed.remove(id) != nil { continue }
+            count -= 1
+            compact()
+            return id
         }
+        return nil
+    }
 
-        /// Drops taken entries once they are half the storage, keeping memory bounded by the waiting requests.
-        private mutating func compactQueue() {
-            if queueHead > 64 && queueHead * 2 > queue.count {
-                queue.removeFirst(queueHead)
-                queueHead = 0
-            }
-            if queueHead == queue.count {
-                queue.removeAll(keepingCapacity: true)
-                queueHead = 0
-            }
+    /// Removes a queued id (the caller knows it is queued).
+    mutating func remove(_ id: HTTP2Pool.RequestID) {
+        removed.insert(id)
+        count -= 1
+        if count == 0 { removeAll() }
+    }
+
+    mutating func removeAll() {
+        storage.removeAll(keepingCapacity: true)
+        removed.removeAll()
+        head = 0
+        count = 0
+    }
+
+    /// Drops taken entries once they are half the storage, keeping memory bounded by the waiting requests.
+    private mutating func compact() {
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            removed.removeAll()
+            head = 0
+        } else if head > 64 && head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+    }
+}
+
+/// A binary min-heap of request deadlines. Entries of finished requests stay until they surface or until
+/// ``compact(liveCount:keeping:)`` rebuilds the heap from the live ones, once those are fewer than half.
+struct DeadlineHeap: Sendable {
+    struct Entry: Sendable {
+        var deadline: ContinuousClock.Instant
+        var id: HTTP2Pool.RequestID
+    }
+    private var entries: [Entry] = []
+
+    var peek: Entry? { entries.first }
+    var count: Int { entries.count }
+
+    mutating func push(_ deadline: ContinuousClock.Instant, _ id: HTTP2Pool.RequestID) {
+        entries.append(Entry(deadline: deadline, id: id))
+        siftUp(entries.count - 1)
+    }
+
+    mutating func pop() {
+        guard !entries.isEmpty else { return }
+        entries.swapAt(0, entries.count - 1)
+        entries.removeLast()
+        if !entries.isEmpty { siftDown(0) }
+    }
+
+    mutating func removeAll() {
+        entries.removeAll(keepingCapacity: true)
+    }
+
+    /// Rebuilds the heap from the entries `isLive` keeps once more than half of them (and over 1,024) are stale,
+    /// given `liveCount` live ones: amortised O(1) per push, and memory bounded by about twice the live requests.
+    mutating func compact(liveCount: Int, keeping isLive: (HTTP2Pool.RequestID) -> Bool) {
+        guard entries.count > 2 * liveCount + 1024 else { return }
+        entries.removeAll { !isLive($0.id) }
+        guard entries.count > 1 else { return }
+        for index in stride(from: entries.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard entries[child].deadline < entries[parent].deadline else { return }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            guard left < entries.count else { return }
+            var smallest = left
+            let right = left + 1
+            if right < entries.count && entries[right].deadline < entries[left].deadline { smallest = right }
+            guard entries[smallest].deadline < entries[parent].deadline else { return }
+            entries.swapAt(parent, smallest)
+            parent = smallest
         }
     }
 }

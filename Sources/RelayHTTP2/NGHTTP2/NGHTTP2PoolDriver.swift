@@ -1,0 +1,315 @@
+import CNGHTTP2
+import Logging
+
+/// Runs one pool's ``HTTP2Pool/StateMachine`` on an event loop: takes the callers' events and the connections'
+/// reports, feeds them to the machine and carries out its actions. Confined to the loop's thread.
+final class NGHTTP2PoolDriver {
+    /// A request from submission until its caller is resumed.
+    final class Pending {
+        let request: HTTP2Request
+        let path: String
+        let continuation: CheckedContinuation<HTTP2Response, any Error>
+        let submitted: ContinuousClock.Instant
+        var started: ContinuousClock.Instant?
+        var stream: NGHTTP2Stream?
+        var connection: HTTP2Pool.ConnectionID?
+        var openedConnection = false
+
+        init(request: HTTP2Request, path: String, continuation: CheckedContinuation<HTTP2Response, any Error>, submitted: ContinuousClock.Instant) {
+            self.request = request
+            self.path = path
+            self.continuation = continuation
+            self.submitted = submitted
+        }
+    }
+
+    let shared: HTTP2Pool.Shared
+    private let configuration: HTTP2PoolConfiguration
+    private let tls: TLSClientContext
+    private let logger: Logger
+    private unowned let loop: NGHTTP2LoopThread
+    private var machine: HTTP2Pool.StateMachine
+    private var origin: UpstreamOrigin?
+    private var dns = DNSCache()
+    private var pending: [HTTP2Pool.RequestID: Pending] = [:]
+    private var connections: [HTTP2Pool.ConnectionID: NGHTTP2Connection] = [:]
+    /// Connections with something to send before the loop sleeps.
+    private var dirty: Set<HTTP2Pool.ConnectionID> = []
+    private var finishedSinceExchange: [HTTP2Pool.RequestID] = []
+    private var statistics = HTTP2PoolStatistics()
+    private var statisticsChanged = true
+    private(set) var isClosed = false
+
+    init(
+        shared: HTTP2Pool.Shared,
+        configuration: HTTP2PoolConfiguration,
+        tls: TLSClientContext,
+        logger: Logger,
+        loop: NGHTTP2LoopThread
+    ) {
+        self.shared = shared
+        self.configuration = configuration
+        self.tls = tls
+        self.logger = logger
+        self.loop = loop
+        self.machine = HTTP2Pool.StateMachine(settings: .init(nghttp2: configuration))
+    }
+
+    var nextDeadline: ContinuousClock.Instant? { isClosed ? nil : machine.nextDeadline }
+
+    // MARK: - Callers' events
+
+    /// Takes every event the callers left in the inbox.
+    func takeEvents(now: ContinuousClock.Instant) {
+        let events = shared.exchange(finished: finishedSinceExchange)
+        finishedSinceExchange.removeAll(keepingCapacity: true)
+        for event in events { handle(event, now: now) }
+    }
+
+    private func handle(_ event: HTTP2Pool.Event, now: ContinuousClock.Instant) {
+        switch event {
+        case .submit(let id, let request, let deadline, let continuation):
+            guard let (requestOrigin, path) = UpstreamOrigin.split(request.url) else {
+                statistics.failed[.invalidRequest, default: 0] += 1
+                finishedSinceExchange.append(id)
+                continuation.resume(throwing: HTTP2Error(.invalidRequest, detail: "not an absolute https URL"))
+                return
+            }
+            if origin == nil { origin = requestOrigin }
+            guard requestOrigin == origin else {
+                statistics.failed[.invalidRequest, default: 0] += 1
+                finishedSinceExchange.append(id)
+                continuation.resume(throwing: HTTP2Error(.invalidRequest, detail: "another origin than the pool's"))
+                return
+            }
+            pending[id] = Pending(request: request, path: path, continuation: continuation, submitted: now)
+            perform(machine.requestSubmitted(id, deadline: deadline, now: now), now: now)
+        case .cancel(let id):
+            perform(machine.requestCancelled(id, now: now), now: now)
+        case .shutdown(let deadline):
+            perform(machine.shutdownRequested(deadline: deadline, now: now), now: now)
+        case .resolved(let id, let result):
+            guard let connection = connections[id] else { return }
+            switch result {
+            case .success(let addresses):
+                dns.store(addresses, until: now + configuration.dnsCacheTimeout)
+                if let address = dns.address(now: now) { open(connection, at: address) }
+            case .failure(let error):
+                connection.resolutionFailed(error)
+                process(connection, now: now)
+            }
+        }
+    }
+
+    // MARK: - Actions
+
+    private func perform(_ actions: [HTTP2Pool.StateMachine.Action], now: ContinuousClock.Instant) {
+        for action in actions {
+            switch action {
+            case .openConnection(let id):
+                openConnection(id, now: now)
+            case .startStream(let id, let connectionID):
+                startStream(id, on: connectionID, now: now)
+            case .finishRequest(let id):
+                guard let request = pending.removeValue(forKey: id), let stream = request.stream else { continue }
+                let started = request.started ?? request.submitted
+                let response = HTTP2Response(
+                    status: stream.status,
+                    headers: stream.headers,
+                    body: stream.responseBody,
+                    timings: .init(
+                        queued: request.submitted.duration(to: started),
+                        transfer: started.duration(to: now),
+                        openedConnection: request.openedConnection
+                    )
+                )
+                statistics.completed += 1
+                resume(id, request, with: .success(response))
+            case .failRequest(let id, let error):
+                guard let request = pending.removeValue(forKey: id) else { continue }
+                statistics.failed[error.kind, default: 0] += 1
+                resume(id, request, with: .failure(error))
+            case .cancelStream(let id, let connectionID, let error):
+                guard let request = pending.removeValue(forKey: id) else { continue }
+                if let connection = connections[connectionID], let stream = request.stream {
+                    connection.cancel(streamID: stream.streamID)
+                    dirty.insert(connectionID)
+                }
+                statistics.failed[error.kind, default: 0] += 1
+                resume(id, request, with: .failure(error))
+            case .sendPing(let id):
+                guard let connection = connections[id] else { continue }
+                connection.ping()
+                statistics.pingsSent += 1
+                dirty.insert(id)
+            case .closeConnection(let id, let graceful):
+                guard let connection = connections.removeValue(forKey: id) else { continue }
+                if connection.pingOutstanding && !graceful { statistics.pingTimeouts += 1 }
+                countResets(of: connection)
+                connection.close(graceful: graceful)
+                dirty.remove(id)
+                loop.forget(connection)
+            case .close:
+                closeNow()
+            }
+        }
+        statisticsChanged = true
+    }
+
+    private func resume(_ id: HTTP2Pool.RequestID, _ request: Pending, with result: Result<HTTP2Response, HTTP2Error>) {
+        finishedSinceExchange.append(id)
+        // Counters first, so that a caller reading them after its answer sees its own request counted.
+        publishStatistics()
+        request.continuation.resume(with: result.mapError { $0 as any Error })
+    }
+
+    private func openConnection(_ id: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
+        guard let origin else { return }
+        let connection = loop.makeConnection(id: id, origin: origin, tls: tls, maxResponseBytes: configuration.maxResponseBytes, driver: self)
+        connections[id] = connection
+        if let address = SocketAddressBytes.literal(origin.host, port: origin.port) ?? dns.address(now: now) {
+            open(connection, at: address)
+            return
+        }
+        // getaddrinfo blocks: it runs off the loop and its answer comes back through the inbox.
+        let shared = self.shared
+        Resolver.resolve(origin.host, port: origin.port) { result in shared.post(.resolved(id, result)) }
+    }
+
+    private func open(_ connection: NGHTTP2Connection, at address: SocketAddressBytes) {
+        connection.connect(to: address)
+        if connection.phase != .closed { statistics.connectionsOpened += 1 }
+        process(connection, now: loop.now)
+    }
+
+    private func startStream(_ id: HTTP2Pool.RequestID, on connectionID: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
+        guard let request = pending[id] else { return }
+        guard let connection = connections[connectionID], connection.phase == .open else {
+            // The connection went away while this action waited its turn: the request never left.
+            perform(machine.streamEnded(id, .notProcessed, now: now), now: now)
+            return
+        }
+        let stream = NGHTTP2Stream(requestID: id, body: request.request.body)
+        request.stream = stream
+        request.connection = connectionID
+        request.started = now
+        switch connection.submit(stream, request: request.request, path: request.path) {
+        case .success:
+            request.openedConnection = connection.streamsStarted == 1
+            dirty.insert(connectionID)
+        case .failure(let error) where error.kind == .protocolError:
+            // Stream ids used up: this connection takes no more, and the request goes elsewhere, not an attempt.
+            perform(machine.connectionExhausted(connectionID, now: now), now: now)
+            perform(machine.streamEnded(id, .notProcessed, now: now), now: now)
+        case .failure(let error):
+            perform(machine.streamEnded(id, .failed(error), now: now), now: now)
+        }
+    }
+
+    // MARK: - Connections' reports
+
+    /// Feeds what a connection reported to the machine.
+    func process(_ connection: NGHTTP2Connection, now: ContinuousClock.Instant) {
+        let id = connection.id
+        if connection.takeReceivedFrames() {
+            machine.framesReceived(id, now: now)
+            // What arrived may want an answer (SETTINGS and PING acknowledgements, WINDOW_UPDATE).
+            dirty.insert(id)
+        }
+        for report in connection.takeReports() {
+            switch report {
+            case .established:
+                dirty.insert(id)
+                perform(machine.connectionEstablished(id, now: now), now: now)
+            case .settings(let limit):
+                perform(machine.settingsReceived(id, maxConcurrentStreams: limit, now: now), now: now)
+            case .goAway(let lastStreamID, let errorCode, let debugData):
+                statistics.goAwaysReceived += 1
+                logger.notice(
+                    "Upstream sent GOAWAY",
+                    metadata: [
+                        "http2.origin": "\(connection.origin.host):\(connection.origin.port)",
+                        "http2.goaway.last_stream_id": "\(lastStreamID)",
+                        "http2.goaway.error": "\(String(cString: nghttp2_http2_strerror(errorCode)))",
+                        "http2.goaway.debug": "\(debugData)",
+                    ]
+                )
+                perform(machine.goAwayReceived(id, now: now), now: now)
+            case .pingAcknowledged:
+                machine.pingAcknowledged(id, now: now)
+            case .streamClosed(let stream, let end):
+                if end == .notProcessed { statistics.streamsResent += 1 }
+                perform(machine.streamEnded(stream.requestID, end, now: now), now: now)
+            case .failed(let error):
+                guard connections.removeValue(forKey: id) != nil else { continue }
+                countResets(of: connection)
+                dirty.remove(id)
+                loop.forget(connection)
+                perform(machine.connectionClosed(id, error: error, now: now), now: now)
+            }
+        }
+        statisticsChanged = true
+    }
+
+    private func countResets(of connection: NGHTTP2Connection) {
+        statistics.resetsSent += connection.resetsSubmitted
+        connection.resetsCounted()
+    }
+
+    // MARK: - Each loop turn
+
+    /// Runs the machine's timers when due, then sends what the connections have to send. Sending can close streams
+    /// (a request whose response had already arrived), which can start others: it repeats until nothing is left.
+    func advance(now: ContinuousClock.Instant) {
+        guard !isClosed else { return }
+        if let deadline = machine.nextDeadline, deadline <= now {
+            perform(machine.tick(now: now), now: now)
+        }
+        var rounds = 0
+        while !dirty.isEmpty && !isClosed && rounds < 64 {
+            rounds += 1
+            let flushing = dirty
+            dirty.removeAll(keepingCapacity: true)
+            for id in flushing.sorted() {
+                guard let connection = connections[id] else { continue }
+                connection.flush()
+                process(connection, now: now)
+            }
+        }
+        if statisticsChanged { publishStatistics() }
+    }
+
+    private func publishStatistics() {
+        for connection in connections.values { countResets(of: connection) }
+        statistics.connectionsOpen = connections.values.count { $0.phase == .open }
+        statistics.streamsInFlight = machine.inFlightCount
+        statistics.queued = machine.queuedCount
+        shared.publish(statistics)
+        statisticsChanged = false
+    }
+
+    /// Fails what is left, closes every connection and leaves the loop.
+    private func closeNow() {
+        guard !isClosed else { return }
+        isClosed = true
+        let late = HTTP2Error(.shuttingDown, detail: "the pool is shut down")
+        for (id, request) in pending.sorted(by: { $0.key < $1.key }) {
+            statistics.failed[late.kind, default: 0] += 1
+            resume(id, request, with: .failure(late))
+        }
+        pending.removeAll()
+        for connection in connections.values {
+            countResets(of: connection)
+            connection.close(graceful: true)
+            loop.forget(connection)
+        }
+        connections.removeAll()
+        publishStatistics()
+        for event in shared.ownerExiting() {
+            if case .submit(_, _, _, let continuation) = event { continuation.resume(throwing: late) }
+        }
+    }
+}
+
+@available(*, unavailable)
+extension NGHTTP2PoolDriver: Sendable {}

@@ -1,0 +1,130 @@
+import Synchronization
+
+extension HTTP2Pool {
+    /// What callers and the owner exchange.
+    enum Event: Sendable {
+        case submit(RequestID, HTTP2Request, ContinuousClock.Instant, CheckedContinuation<HTTP2Response, any Error>)
+        case cancel(RequestID)
+        case shutdown(deadline: ContinuousClock.Instant)
+        /// The nghttp2 backend's DNS look-up for a connection finished (off the event loop).
+        case resolved(ConnectionID, Result<[SocketAddressBytes], HTTP2Error>)
+    }
+
+    /// The state shared between callers and a pool's owner, each part behind its own lock.
+    final class Shared: Sendable {
+        struct Inbox {
+            enum RequestState { case reserved, cancelledEarly, submitted }
+            var events: [Event] = []
+            var requests: [RequestID: RequestState] = [:]
+            var nextID: RequestID = 1
+            var ownerExited = false
+            var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+        }
+
+        let inbox = Mutex(Inbox())
+        let statistics = Mutex(HTTP2PoolStatistics())
+        /// Wakes the owner; called under the inbox's lock, only while the owner has not exited, and only when the
+        /// inbox was empty: the owner takes every event at once, so a non-empty inbox means a wake-up is already on
+        /// its way (one wake-up per batch, not per request).
+        private let wake: @Sendable () -> Void
+
+        init(wake: @escaping @Sendable () -> Void) {
+            self.wake = wake
+        }
+
+        private func append(_ event: Event, to inbox: inout Inbox) {
+            inbox.events.append(event)
+            if inbox.events.count == 1 { wake() }
+        }
+
+        /// Takes an id before the request exists, so that a cancellation arriving first is not lost.
+        func reserve() -> RequestID {
+            inbox.withLock { inbox in
+                let id = inbox.nextID
+                inbox.nextID += 1
+                inbox.requests[id] = .reserved
+                return id
+            }
+        }
+
+        func submit(
+            _ id: RequestID,
+            request: HTTP2Request,
+            deadline: ContinuousClock.Instant,
+            continuation: CheckedContinuation<HTTP2Response, any Error>
+        ) {
+            let refusal: HTTP2Error? = inbox.withLock { inbox in
+                if inbox.ownerExited {
+                    inbox.requests[id] = nil
+                    return HTTP2Error(.shuttingDown, detail: "the pool is shut down")
+                }
+                if inbox.requests[id] == .cancelledEarly {
+                    inbox.requests[id] = nil
+                    return HTTP2Error(.cancelled)
+                }
+                inbox.requests[id] = .submitted
+                append(.submit(id, request, deadline, continuation), to: &inbox)
+                return nil
+            }
+            if let refusal { continuation.resume(throwing: refusal) }
+        }
+
+        func cancel(_ id: RequestID) {
+            inbox.withLock { inbox in
+                switch inbox.requests[id] {
+                case .reserved?:
+                    inbox.requests[id] = .cancelledEarly
+                case .submitted? where !inbox.ownerExited:
+                    append(.cancel(id), to: &inbox)
+                default:
+                    break
+                }
+            }
+        }
+
+        func requestShutdown(deadline: ContinuousClock.Instant, waiter: CheckedContinuation<Void, Never>?) {
+            let exited = inbox.withLock { inbox in
+                if inbox.ownerExited { return true }
+                if let waiter { inbox.shutdownWaiters.append(waiter) }
+                append(.shutdown(deadline: deadline), to: &inbox)
+                return false
+            }
+            if exited { waiter?.resume() }
+        }
+
+        /// Hands the owner an event of its own making (a finished DNS look-up).
+        func post(_ event: Event) {
+            inbox.withLock { inbox in
+                if !inbox.ownerExited { append(event, to: &inbox) }
+            }
+        }
+
+        /// The owner takes the pending events and forgets the requests it has finished.
+        func exchange(finished: [RequestID]) -> [Event] {
+            inbox.withLock { inbox in
+                for id in finished { inbox.requests[id] = nil }
+                let events = inbox.events
+                inbox.events.removeAll(keepingCapacity: true)
+                return events
+            }
+        }
+
+        /// The owner is leaving: no more wake-ups; wake the shutdown waiters. Returns the events that arrived too late.
+        func ownerExiting() -> [Event] {
+            let (waiters, events) = inbox.withLock { inbox in
+                inbox.ownerExited = true
+                let result = (inbox.shutdownWaiters, inbox.events)
+                inbox.shutdownWaiters.removeAll()
+                inbox.events.removeAll()
+                inbox.requests.removeAll()
+                return result
+            }
+            for waiter in waiters { waiter.resume() }
+            return events
+        }
+
+        func publish(_ snapshot: HTTP2PoolStatistics) {
+            statistics.withLock { $0 = snapshot }
+        }
+    }
+}
