@@ -16,6 +16,9 @@ struct TransportBenchmark: AsyncParsableCommand {
             """
     )
 
+    @Option(help: "The pool's backend: nghttp2 (sessions over OpenSSL on the event loop) or curl (libcurl's multi interface).")
+    var transport: HTTP2Backend = .nghttp2
+
     @Option(help: "Target URL (https). Default: the built-in server.")
     var url: String?
 
@@ -67,6 +70,7 @@ struct TransportBenchmark: AsyncParsableCommand {
 
         let pool = try HTTP2Pool(
             configuration: .init(
+                backend: transport,
                 maxConnections: maxConnections,
                 maxConcurrentStreams: maxStreams,
                 maxQueued: max(10_000, concurrency),
@@ -84,7 +88,10 @@ struct TransportBenchmark: AsyncParsableCommand {
         await pool.shutdown()
 
         var report: [String: Any] = [
+            "transport": transport.rawValue,
             "requests": requests,
+            "resets_sent": statistics.resetsSent,
+            "streams_resent": statistics.streamsResent,
             "succeeded": result.succeeded,
             "failed": result.failed,
             "connections_opened": statistics.connectionsOpened,
@@ -148,6 +155,8 @@ struct TransportBenchmark: AsyncParsableCommand {
         return 0
     }
 }
+
+extension HTTP2Backend: ExpressibleByArgument {}
 
 /// Hands out consecutive request numbers to the workers.
 final class Ticket: Sendable {
