@@ -23,4 +23,9 @@ package enum HTTP2TestAction: Sendable {
     /// Close this request's TCP connection at once: no response, no `GOAWAY`, no TLS `close_notify`, and a TCP
     /// reset rather than a FIN.
     case dropConnection
+
+    /// Stall this request's connection: it stops reading its socket and never sends another byte (this request
+    /// gets no answer, a `PING` no ACK), while the TCP connection stays open until the server drops it or shuts
+    /// down. See ``HTTP2TestServer/stallAllConnections()``.
+    case stallConnection
 }

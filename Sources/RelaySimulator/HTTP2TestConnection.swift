@@ -21,13 +21,26 @@ final class HTTP2TestConnection {
     let id: Int
     let channel: any Channel
     private let shared: HTTP2TestServer.SharedState
+    private let wire: HTTP2TestWireHandler
     private var machine: HTTP2TestServer.ConnectionStateMachine
 
-    init(id: Int, channel: any Channel, shared: HTTP2TestServer.SharedState, goAwayEveryStreams: Int?) {
+    init(
+        id: Int,
+        channel: any Channel,
+        shared: HTTP2TestServer.SharedState,
+        wire: HTTP2TestWireHandler,
+        goAwayEveryStreams: Int?
+    ) {
         self.id = id
         self.channel = channel
         self.shared = shared
+        self.wire = wire
         self.machine = HTTP2TestServer.ConnectionStateMachine(goAwayEveryStreams: goAwayEveryStreams)
+    }
+
+    /// Whether the connection was stalled: it reads and writes nothing more until it is closed.
+    var isStalled: Bool {
+        self.wire.isStalled
     }
 
     /// A request stream's channel opened (its HEADERS arrived).
@@ -52,6 +65,35 @@ final class HTTP2TestConnection {
     /// - Parameter lastStreamID: The last stream the client may consider processed; `nil` means the highest so far.
     func goAway(lastStreamID: Int?) {
         self.perform(self.machine.goAwayRequested(lastStreamID: lastStreamID))
+    }
+
+    /// Stops reading the socket (`autoRead` off) and writing to it, for good: no response, no `PING` ACK, no
+    /// `WINDOW_UPDATE`, no `GOAWAY` goes out any more; the peer sees a silent server with an open TCP connection.
+    /// Closing still works (``drop()``, ``closeImmediately()``, server shutdown).
+    func stall() {
+        guard !self.wire.isStalled, self.channel.isActive else {
+            return
+        }
+        self.wire.stall()
+        try? self.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+        self.shared.connectionStalled()
+    }
+
+    /// Sends `SETTINGS` with a new `SETTINGS_MAX_CONCURRENT_STREAMS`, unless the connection is stalled or closed.
+    ///
+    /// swift-nio-http2 applies a lowered limit only when the client acknowledges the `SETTINGS` (RFC 9113 §6.5.3),
+    /// and counts only streams that are open at the protocol level, so a client that had more streams open keeps
+    /// them and gets no error as long as it opens new ones within the new limit once it has acknowledged.
+    func sendSettings(maxConcurrentStreams: Int) {
+        guard !self.wire.isStalled, self.channel.isActive else {
+            return
+        }
+        self.shared.settingsChangeSent()
+        let frame = HTTP2Frame(
+            streamID: .rootStream,
+            payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams)]))
+        )
+        self.channel.writeAndFlush(frame, promise: nil)
     }
 
     /// Closes the TCP connection at once: no `GOAWAY`, no TLS `close_notify`, and `SO_LINGER` 0 so the peer gets
@@ -86,6 +128,9 @@ final class HTTP2TestConnection {
     }
 
     private func perform(_ action: HTTP2TestServer.ConnectionStateMachine.Action) {
+        guard !self.wire.isStalled else {
+            return  // A stalled connection neither says GOAWAY nor closes by itself.
+        }
         switch action {
         case .none:
             break

@@ -5,8 +5,8 @@ internal import NIOSSL
 extension HTTP2TestServer {
     /// Builds an accepted connection's pipeline; runs on its event loop.
     ///
-    /// `[TLS (ALPN h2)] → [NIOHTTP2Handler + inline multiplexer] → [HTTP2TestConnectionHandler]`, each inbound stream
-    /// channel getting an ``HTTP2TestStreamHandler``.
+    /// `[TLS (ALPN h2)] → [HTTP2TestWireHandler] → [NIOHTTP2Handler + inline multiplexer] →
+    /// [HTTP2TestConnectionHandler]`, each inbound stream channel getting an ``HTTP2TestStreamHandler``.
     static func configureConnection(
         _ channel: any Channel,
         sslContext: NIOSSLContext,
@@ -15,10 +15,12 @@ extension HTTP2TestServer {
         dispatch: @escaping @Sendable (HTTP2TestStream) -> Void
     ) throws {
         let id = shared.makeConnectionID()
+        let wire = HTTP2TestWireHandler(shared: shared)
         let connection = HTTP2TestConnection(
             id: id,
             channel: channel,
             shared: shared,
+            wire: wire,
             goAwayEveryStreams: configuration.goAwayEveryStreams
         )
         let boundConnection = NIOLoopBound(connection, eventLoop: channel.eventLoop)
@@ -31,12 +33,19 @@ extension HTTP2TestServer {
             return
         }
 
+        // Read after registering: setMaxConcurrentStreams(_:) stores the new value before it visits the registered
+        // connections, so a connection gets the new value here or a SETTINGS frame with it, never neither.
+        let maxConcurrentStreams = shared.maxConcurrentStreams
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(NIOSSLServerHandler(context: sslContext), name: HTTP2TestConnection.tlsHandlerName)
+        try sync.addHandler(wire)
         _ = try sync.configureHTTP2Pipeline(
             mode: .server,
-            connectionConfiguration: Self.connectionConfiguration(configuration),
-            streamConfiguration: Self.streamConfiguration,
+            connectionConfiguration: Self.connectionConfiguration(
+                configuration,
+                maxConcurrentStreams: maxConcurrentStreams
+            ),
+            streamConfiguration: Self.streamConfiguration(configuration),
             streamDelegate: configuration.goAwayEveryStreams == nil ? nil : StreamAcceptanceDelegate(boundConnection),
             inboundStreamInitializer: { stream in
                 stream.eventLoop.makeCompletedFuture {
@@ -45,6 +54,7 @@ extension HTTP2TestServer {
                         HTTP2TestStreamHandler(
                             connection: boundConnection.value,
                             streamID: streamID.map(Int.init) ?? 0,
+                            answerBeforeBody: configuration.answerBeforeBody,
                             dispatch: dispatch
                         )
                     )
@@ -54,14 +64,15 @@ extension HTTP2TestServer {
         try sync.addHandler(HTTP2TestConnectionHandler(connection: connection))
     }
 
-    private static func connectionConfiguration(_ configuration: Configuration)
-        -> NIOHTTP2Handler.ConnectionConfiguration
-    {
+    private static func connectionConfiguration(
+        _ configuration: Configuration,
+        maxConcurrentStreams: Int
+    ) -> NIOHTTP2Handler.ConnectionConfiguration {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
-            HTTP2Setting(parameter: .initialWindowSize, value: streamWindowSize),
+            HTTP2Setting(parameter: .initialWindowSize, value: configuration.initialWindowSize),
         ]
         connection.targetWindowSize = connectionWindowSize
         // A test server meets clients that reset streams by the thousand (timeouts, cancellations, benchmarks);
@@ -72,9 +83,11 @@ extension HTTP2TestServer {
         return connection
     }
 
-    private static let streamConfiguration: NIOHTTP2Handler.StreamConfiguration = {
+    private static func streamConfiguration(_ configuration: Configuration) -> NIOHTTP2Handler.StreamConfiguration {
         var stream = NIOHTTP2Handler.StreamConfiguration()
-        stream.targetWindowSize = streamWindowSize
+        // The window a stream's reads top up to is the one advertised, so a small advertised window stays small
+        // (a larger target would open it wider with the first WINDOW_UPDATE) and a body keeps flowing.
+        stream.targetWindowSize = configuration.initialWindowSize
         // These limiters preallocate one timestamp per allowed event, so allow a high rate over a short window
         // rather than a huge count. libcurl 7.88.1 resets many of its streams after their responses: at 4,096 a
         // second the relay's APNs connections (two, ~8,000 notifications a second in relay-bench's batched phase)
@@ -85,11 +98,9 @@ extension HTTP2TestServer {
         stream.streamErrorRateLimit.maximumCount = clientResetsPerSecond
         stream.streamErrorRateLimit.windowLength = .seconds(1)
         return stream
-    }()
+    }
 }
 
-/// Large enough that a request body of a few KiB never waits for a WINDOW_UPDATE, even at thousands of streams.
-private let streamWindowSize = 1 << 20
 private let connectionWindowSize = 1 << 26
 /// Matches libcurl's own header limit; far above any push request.
 private let maxHeaderListSize = 1 << 16

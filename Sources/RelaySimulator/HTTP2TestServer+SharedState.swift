@@ -27,9 +27,15 @@ extension HTTP2TestServer {
             var waiters: [Int: Waiter] = [:]
             var nextWaiterID = 0
             var isShutDown = false
+            /// What new connections advertise; ``HTTP2TestServer/setMaxConcurrentStreams(_:)`` changes it.
+            var maxConcurrentStreams: Int
         }
 
-        private let state = Mutex(State())
+        private let state: Mutex<State>
+
+        init(maxConcurrentStreams: Int) {
+            self.state = Mutex(State(maxConcurrentStreams: maxConcurrentStreams))
+        }
 
         var statistics: HTTP2TestServerStatistics {
             self.state.withLock { $0.statistics }
@@ -89,6 +95,36 @@ extension HTTP2TestServer {
 
         func resetSent() {
             self.update { $0.statistics.resetsSent += 1 }
+        }
+
+        /// Counts a client's `RST_STREAM`.
+        ///
+        /// - Parameter afterResponse: Whether the stream's complete response had been sent.
+        func resetReceived(afterResponse: Bool) {
+            self.update { state in
+                state.statistics.resetsReceived += 1
+                if afterResponse {
+                    state.statistics.resetsReceivedAfterResponse += 1
+                }
+            }
+        }
+
+        func pingReceived() {
+            self.update { $0.statistics.pingsReceived += 1 }
+        }
+
+        func settingsChangeSent() {
+            self.update { $0.statistics.settingsChangesSent += 1 }
+        }
+
+        func connectionStalled() {
+            self.update { $0.statistics.connectionsStalled += 1 }
+        }
+
+        /// The `SETTINGS_MAX_CONCURRENT_STREAMS` for connections accepted from now on.
+        var maxConcurrentStreams: Int {
+            get { self.state.withLock { $0.maxConcurrentStreams } }
+            set { self.state.withLock { $0.maxConcurrentStreams = newValue } }
         }
 
         /// The open connections right now.

@@ -12,8 +12,11 @@ internal import NIOSSL
 /// which libcurl 7.88.1 mishandles on reused connections). At start it creates (or reloads) a P-256 test CA, issues
 /// a leaf certificate for `127.0.0.1`, `::1` and `localhost`, and writes the CA to ``caFilePath`` for the client's
 /// `CURLOPT_CAINFO`. Every request goes to one async handler, which returns an ``HTTP2TestAction``: a response
-/// (optionally delayed), `RST_STREAM`, `GOAWAY`, or a dropped connection. ``statistics`` counts connections and
-/// streams, so tests can assert how a client used its connections, not only what it got back.
+/// (optionally delayed), `RST_STREAM`, `GOAWAY`, a dropped or a stalled connection. The configuration scripts the
+/// connection itself (stream limit, flow-control window, ALPN, early answers followed by `RST_STREAM(NO_ERROR)`),
+/// and methods act on every open connection (``goAwayAllConnections()``, ``setMaxConcurrentStreams(_:)``,
+/// ``stallAllConnections()``). ``statistics`` counts connections, streams and the client's `RST_STREAM` and `PING`
+/// frames, so tests can assert how a client used its connections, not only what it got back.
 ///
 /// ```swift
 /// let server = try await HTTP2TestServer.start { request in
@@ -30,6 +33,9 @@ internal import NIOSSL
 /// - **Event loops.** The server owns a `MultiThreadedEventLoopGroup` with one thread per core. Each accepted
 ///   channel gets `NIOSSLServerHandler` and a `NIOHTTP2Handler` with its inline multiplexer; each request stream
 ///   channel gets an ``HTTP2TestStreamHandler`` that assembles the request on the event loop.
+/// - **Frames.** Between TLS and HTTP/2, an ``HTTP2TestWireHandler`` reads every frame header both ways: the frame
+///   counters come from there, because swift-nio-http2 passes no frame up for a `RST_STREAM` on a closed stream.
+///   Stalling a connection cuts it off at the same place.
 /// - **Handlers.** A complete request is yielded to one `AsyncStream`. A single server task consumes it and runs the
 ///   handler for each request as a child task of a discarding task group, so thousands of slow handlers run at once
 ///   and ``shutdown()`` can wait for all of them. The handler's action is then performed with one hop back to the
@@ -121,7 +127,9 @@ package final class HTTP2TestServer: Sendable {
         identity: HTTP2TestIdentity?,
         handler: @escaping @Sendable (HTTP2TestRequest) async -> HTTP2TestAction
     ) async throws -> HTTP2TestServer {
-        guard configuration.maxConcurrentStreams >= 0, (configuration.goAwayEveryStreams ?? 1) >= 1 else {
+        guard configuration.maxConcurrentStreams >= 0, (configuration.goAwayEveryStreams ?? 1) >= 1,
+            (1...Int(Int32.max)).contains(configuration.initialWindowSize)
+        else {
             throw HTTP2TestServerError.invalidConfiguration
         }
         var configuration = configuration
@@ -129,9 +137,13 @@ package final class HTTP2TestServer: Sendable {
         configuration.certificateDirectory = directory
         let identity = try identity ?? HTTP2TestIdentity.load(from: directory) ?? HTTP2TestIdentity.generate()
         let caFilePath = try identity.write(to: directory)
-        let sslContext = try Self.makeSSLContext(identity: identity, host: configuration.host)
+        let sslContext = try Self.makeSSLContext(
+            identity: identity,
+            host: configuration.host,
+            alpnProtocols: configuration.alpnProtocols
+        )
 
-        let shared = SharedState()
+        let shared = SharedState(maxConcurrentStreams: configuration.maxConcurrentStreams)
         let (requestStream, requests) = AsyncStream.makeStream(of: HTTP2TestStream.self)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         let serverChannel: any Channel
@@ -204,6 +216,38 @@ package final class HTTP2TestServer: Sendable {
         }
     }
 
+    /// Sends `SETTINGS` with `SETTINGS_MAX_CONCURRENT_STREAMS = value` on every open connection, and advertises
+    /// `value` on every connection accepted from now on.
+    ///
+    /// Lowering the limit below the streams a client has open is allowed (RFC 9113 §6.5.2): its open streams finish
+    /// normally, and only a new stream opened beyond the new limit after the client acknowledged the `SETTINGS` is a
+    /// connection error (`PROTOCOL_ERROR`), as with the initial limit. Stalled connections get nothing.
+    ///
+    /// Returns at once; wait for ``HTTP2TestServerStatistics/settingsChangesSent`` to know the frames were written.
+    ///
+    /// - Parameter value: The new limit, from 0 to 2^32 − 1.
+    package func setMaxConcurrentStreams(_ value: Int) {
+        precondition((0...Int(UInt32.max)).contains(value), "SETTINGS_MAX_CONCURRENT_STREAMS is a 32-bit value")
+        // Stored before visiting the registered connections; see configureConnection for the other half.
+        self.shared.maxConcurrentStreams = value
+        for record in self.shared.connections {
+            record.channel.eventLoop.execute { record.connection.value.sendSettings(maxConcurrentStreams: value) }
+        }
+    }
+
+    /// Stalls every open connection, as ``HTTP2TestAction/stallConnection`` stalls one: it stops reading its socket
+    /// and never sends another byte (no response, no `PING` ACK, no `WINDOW_UPDATE`, no `GOAWAY`), while its TCP
+    /// connection stays open, so a client can only find out with a timeout (a `PING` that is never acknowledged).
+    /// Running handlers finish, but their answers are discarded. ``dropAllConnections()`` and ``shutdown()`` still
+    /// close stalled connections. Connections accepted later are not stalled.
+    ///
+    /// Returns at once; wait for ``HTTP2TestServerStatistics/connectionsStalled`` to know they are stalled.
+    package func stallAllConnections() {
+        for record in self.shared.connections {
+            record.channel.eventLoop.execute { record.connection.value.stall() }
+        }
+    }
+
     /// Suspends until `predicate` holds for the statistics, then returns them: the way for a test to wait for the
     /// server side of an event (a connection closing, a `GOAWAY` sent) without sleeping.
     ///
@@ -234,7 +278,11 @@ package final class HTTP2TestServer: Sendable {
         try await self.group.shutdownGracefully()
     }
 
-    private static func makeSSLContext(identity: HTTP2TestIdentity, host: String) throws -> NIOSSLContext {
+    private static func makeSSLContext(
+        identity: HTTP2TestIdentity,
+        host: String,
+        alpnProtocols: [String]
+    ) throws -> NIOSSLContext {
         let leaf = try identity.issueServerCertificate(host: host)
         let certificate = try NIOSSLCertificate(bytes: Array(leaf.certificatePEM.utf8), format: .pem)
         let privateKey = try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem)
@@ -243,7 +291,7 @@ package final class HTTP2TestServer: Sendable {
             privateKey: .privateKey(privateKey)
         )
         tls.minimumTLSVersion = .tlsv12  // APNs requires TLS 1.2 or later; PushRelay sets CURL_SSLVERSION_TLSv1_2.
-        tls.applicationProtocols = ["h2"]
+        tls.applicationProtocols = alpnProtocols
         // A graceful close waits this long for the client's close_notify; clients that simply hang up (libcurl
         // after a GOAWAY) would otherwise keep the connection counted as open for the default 5 seconds.
         tls.shutdownTimeout = .seconds(1)
@@ -263,6 +311,7 @@ private let listenBacklog: Int32 = 1024
 
 /// Why ``HTTP2TestServer/start(configuration:identity:handler:)`` refused to start.
 package enum HTTP2TestServerError: Error, Hashable {
-    /// A negative `maxConcurrentStreams` or a `goAwayEveryStreams` below 1.
+    /// A negative `maxConcurrentStreams`, a `goAwayEveryStreams` below 1, or an `initialWindowSize` outside
+    /// 1...2^31 − 1.
     case invalidConfiguration
 }

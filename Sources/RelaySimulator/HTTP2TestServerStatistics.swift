@@ -15,9 +15,23 @@ package struct HTTP2TestServerStatistics: Sendable, Equatable {
     /// `GOAWAY` frames the server sent (scripted actions, ``HTTP2TestServer/Configuration/goAwayEveryStreams`` and
     /// ``HTTP2TestServer/goAwayAllConnections()``).
     package var goAwaysSent: Int = 0
-    /// `RST_STREAM` frames the server sent on behalf of ``HTTP2TestAction/resetStream(code:)`` and
-    /// ``HTTP2TestAction/goAway(thenRespond:)`` without a response.
+    /// `RST_STREAM` frames the server sent on behalf of ``HTTP2TestAction/resetStream(code:)``,
+    /// ``HTTP2TestAction/goAway(thenRespond:)`` without a response, and after early answers
+    /// (``HTTP2TestServer/Configuration/answerBeforeBody``).
     package var resetsSent: Int = 0
+    /// `RST_STREAM` frames the clients sent, whatever the stream's state.
+    package var resetsReceived: Int = 0
+    /// The part of ``resetsReceived`` that arrived on streams whose complete response (`END_STREAM`) the server had
+    /// already sent, as libcurl 7.88.1 sends them for many answered streams.
+    package var resetsReceivedAfterResponse: Int = 0
+    /// `PING` frames the clients sent, not counting `PING` acknowledgements.
+    package var pingsReceived: Int = 0
+    /// `SETTINGS` frames sent on open connections by ``HTTP2TestServer/setMaxConcurrentStreams(_:)``, one per
+    /// connection (the first `SETTINGS` of each connection is not counted).
+    package var settingsChangesSent: Int = 0
+    /// Connections stalled by ``HTTP2TestServer/stallAllConnections()`` or ``HTTP2TestAction/stallConnection``, open
+    /// or closed since.
+    package var connectionsStalled: Int = 0
 
     package init(
         connectionsAccepted: Int = 0,
@@ -27,7 +41,12 @@ package struct HTTP2TestServerStatistics: Sendable, Equatable {
         maxConcurrentStreamsSeen: Int = 0,
         maxConcurrentStreamsTotal: Int = 0,
         goAwaysSent: Int = 0,
-        resetsSent: Int = 0
+        resetsSent: Int = 0,
+        resetsReceived: Int = 0,
+        resetsReceivedAfterResponse: Int = 0,
+        pingsReceived: Int = 0,
+        settingsChangesSent: Int = 0,
+        connectionsStalled: Int = 0
     ) {
         self.connectionsAccepted = connectionsAccepted
         self.connectionsOpen = connectionsOpen
@@ -37,5 +56,10 @@ package struct HTTP2TestServerStatistics: Sendable, Equatable {
         self.maxConcurrentStreamsTotal = maxConcurrentStreamsTotal
         self.goAwaysSent = goAwaysSent
         self.resetsSent = resetsSent
+        self.resetsReceived = resetsReceived
+        self.resetsReceivedAfterResponse = resetsReceivedAfterResponse
+        self.pingsReceived = pingsReceived
+        self.settingsChangesSent = settingsChangesSent
+        self.connectionsStalled = connectionsStalled
     }
 }

@@ -7,6 +7,10 @@ internal import NIOHTTP2
 ///
 /// Counts the stream as open from the moment it is added (the stream's first HEADERS frame) until its channel goes
 /// inactive, so the statistics already include a stream when the handler sees its request.
+///
+/// With ``HTTP2TestServer/Configuration/answerBeforeBody`` the request is handed over as soon as its HEADERS arrive,
+/// with an empty body; the DATA frames that follow are read (so flow control keeps the client's window open) and
+/// dropped, and ``requestEnded`` tells the response writer whether the client has ended the stream.
 final class HTTP2TestStreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
@@ -22,15 +26,24 @@ final class HTTP2TestStreamHandler: ChannelInboundHandler {
 
     private let connection: HTTP2TestConnection
     private let streamID: Int
+    private let answerBeforeBody: Bool
     private let dispatch: @Sendable (HTTP2TestStream) -> Void
     private var state: State = .idle
+    /// Whether the client's `END_STREAM` arrived (on HEADERS, DATA or trailers).
+    private(set) var requestEnded = false
     /// The request body so far; kept outside `State` so appending never copies it.
     private var body: [UInt8] = []
     private var isCounted = false
 
-    init(connection: HTTP2TestConnection, streamID: Int, dispatch: @escaping @Sendable (HTTP2TestStream) -> Void) {
+    init(
+        connection: HTTP2TestConnection,
+        streamID: Int,
+        answerBeforeBody: Bool = false,
+        dispatch: @escaping @Sendable (HTTP2TestStream) -> Void
+    ) {
         self.connection = connection
         self.streamID = streamID
+        self.answerBeforeBody = answerBeforeBody
         self.dispatch = dispatch
     }
 
@@ -49,7 +62,13 @@ final class HTTP2TestStreamHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch (self.unwrapInboundIn(data), self.state) {
+        let payload = self.unwrapInboundIn(data)
+        switch payload {
+        case .headers(let frame) where frame.endStream: self.requestEnded = true
+        case .data(let frame) where frame.endStream: self.requestEnded = true
+        default: break
+        }
+        switch (payload, self.state) {
         case (.headers(let headers), .idle):
             let request = Self.makeRequest(
                 headers.headers,
@@ -57,7 +76,7 @@ final class HTTP2TestStreamHandler: ChannelInboundHandler {
                 streamID: self.streamID
             )
             self.state = .receivingBody(request)
-            if headers.endStream {
+            if headers.endStream || self.answerBeforeBody {
                 self.finish(context: context)
             }
         case (.data(let data), .receivingBody):
@@ -87,7 +106,8 @@ final class HTTP2TestStreamHandler: ChannelInboundHandler {
             HTTP2TestStream(
                 request: request,
                 channel: context.channel,
-                connection: NIOLoopBound(self.connection, eventLoop: context.eventLoop)
+                connection: NIOLoopBound(self.connection, eventLoop: context.eventLoop),
+                earlyAnswer: self.answerBeforeBody ? NIOLoopBound(self, eventLoop: context.eventLoop) : nil
             )
         )
     }
