@@ -14,10 +14,16 @@
 ARG SWIFT_IMAGE=swift:6.2-bookworm
 FROM ${SWIFT_IMAGE} AS build
 
+# libcurl 8 comes from bookworm-backports (bookworm's 7.88.1 mishandles HTTP/2), added on the image's own Debian
+# mirror with Debian's archive keyring, as scripts/bootstrap.sh does.
 RUN export DEBIAN_FRONTEND=noninteractive \
+    && mirror="$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources | head -n 1)" \
+    && printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
+       "${mirror:-http://deb.debian.org/debian}" /usr/share/keyrings/debian-archive-keyring.gpg \
+       > /etc/apt/sources.list.d/pushrelay-backports.sources \
     && apt-get update \
-    && apt-get install -y --no-install-recommends libcurl4-openssl-dev libnghttp2-dev libssl-dev libsqlite3-dev zlib1g-dev \
-       libjemalloc-dev \
+    && apt-get install -y --no-install-recommends libnghttp2-dev libssl-dev libsqlite3-dev zlib1g-dev libjemalloc-dev \
+    && apt-get install -y --no-install-recommends -t bookworm-backports libcurl4-openssl-dev libcurl4 \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -37,13 +43,19 @@ RUN swift build -c release --product pushrelay --static-swift-stdlib \
 # ---- Run stage --------------------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 
-# libcurl4 (and libnghttp2-14) is the HTTP/2 client, libsqlite3-0 the store, zlib1g inflates gzipped bodies,
-# libjemalloc2 is the allocator; ca-certificates verifies APNs, FCM and Expo;
-# curl is for the HEALTHCHECK only.
+# libnghttp2-14 and libssl3 are the HTTP/2 client, libcurl4 (8, from bookworm-backports as in the build stage) the
+# proxy-capable one; libsqlite3-0 the store, zlib1g inflates gzipped bodies, libjemalloc2 is the allocator;
+# ca-certificates verifies APNs, FCM and Expo; curl is for the HEALTHCHECK only (from backports too: it must match
+# libcurl4's version).
 RUN export DEBIAN_FRONTEND=noninteractive \
+    && mirror="$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources | head -n 1)" \
+    && printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
+       "${mirror:-http://deb.debian.org/debian}" /usr/share/keyrings/debian-archive-keyring.gpg \
+       > /etc/apt/sources.list.d/pushrelay-backports.sources \
     && apt-get update \
-    && apt-get install -y --no-install-recommends libcurl4 libnghttp2-14 libsqlite3-0 zlib1g libjemalloc2 \
-       ca-certificates curl \
+    && apt-get install -y --no-install-recommends libnghttp2-14 libssl3 libsqlite3-0 zlib1g libjemalloc2 \
+       ca-certificates \
+    && apt-get install -y --no-install-recommends -t bookworm-backports libcurl4 curl \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 

@@ -36,6 +36,30 @@ struct RelayAssembly {
         return store
     }
 
+    /// The `[upstream]` settings as one provider's pool configuration.
+    static func poolConfiguration(
+        _ upstream: RelayConfiguration.Upstream,
+        for provider: Provider
+    ) -> HTTP2PoolConfiguration {
+        let backend: HTTP2Backend =
+            switch upstream.transport {
+            case .nghttp2: .nghttp2
+            case .curl: .curl
+            }
+        return HTTP2PoolConfiguration(
+            backend: backend,
+            proxy: upstream.proxy?.url.value,
+            maxConnections: upstream.maxConnections,
+            maxConcurrentStreams: upstream.concurrentStreams(for: provider),
+            requestTimeout: .milliseconds(upstream.timeoutMs),
+            maxIdleAge: .seconds(upstream.idleTimeoutSeconds),
+            maxLifetime: .seconds(upstream.maxConnectionAgeSeconds),
+            pingInterval: upstream.pingIntervalSeconds == 0 ? nil : .seconds(upstream.pingIntervalSeconds),
+            pingTimeout: .seconds(upstream.pingTimeoutSeconds),
+            caFile: upstream.caFile
+        )
+    }
+
     static func make(
         configuration: RelayConfiguration,
         store: any PushStore,
@@ -52,14 +76,7 @@ struct RelayAssembly {
         let retry = RetryPolicy(maxAttempts: configuration.upstream.maxAttempts)
         var clients: [Provider: HTTP2Client] = [:]
         func client(_ provider: Provider) -> HTTP2Client {
-            let made = HTTP2Client(
-                configuration: HTTP2PoolConfiguration(
-                    maxConnections: configuration.upstream.maxConnections,
-                    maxConcurrentStreams: configuration.upstream.concurrentStreams(for: provider),
-                    requestTimeout: .milliseconds(configuration.upstream.timeoutMs),
-                    caFile: configuration.upstream.caFile
-                )
-            )
+            let made = HTTP2Client(configuration: poolConfiguration(configuration.upstream, for: provider))
             clients[provider] = made
             return made
         }

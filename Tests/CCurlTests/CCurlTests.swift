@@ -12,6 +12,14 @@ import Testing
         #expect(String(cString: ssl).hasPrefix("OpenSSL"))
     }
 
+    /// libcurl 8 (bookworm-backports on Debian 12; scripts/bootstrap.sh installs it): 7.88.1 over-connects, breaks on
+    /// reused h2c connections and can report a reset stream as `CURLE_OK`.
+    @Test func linkedLibcurlIsAtLeastVersion8() throws {
+        let info = try #require(relay_curl_version_info())
+        let version = info.pointee.version.map { String(cString: $0) } ?? "unknown"
+        #expect(info.pointee.version_num >= 0x08_00_00, "linked libcurl \(version) is older than 8.0")
+    }
+
     @Test func linkedLibcurlIsThreadSafe() {
         #expect(relay_curl_is_threadsafe() != 0)
     }

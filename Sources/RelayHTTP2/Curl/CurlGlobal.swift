@@ -19,6 +19,22 @@ enum CurlGlobal {
 
 /// Maps a libcurl result to a typed error.
 enum CurlResult {
+    /// The error for a failed transfer, given the status of the proxy's answer to its CONNECT (0: none).
+    ///
+    /// Every way a proxy fails is `connectFailed`, since the request never reached the upstream: the proxy's name
+    /// does not resolve (`CURLE_COULDNT_RESOLVE_PROXY`), it cannot be reached (`CURLE_COULDNT_CONNECT`), its
+    /// handshake fails (`CURLE_PROXY`), or it refuses the tunnel with a status other than 2xx, such as 407 for
+    /// missing or wrong credentials or 403 for a forbidden host. libcurl reports that refusal with a code that
+    /// otherwise means a lost connection (`CURLE_RECV_ERROR` in libcurl 8), so the CONNECT status decides.
+    static func error(for code: CURLcode, proxyConnectStatus: Int) -> HTTP2Error {
+        guard proxyConnectStatus != 0, !(200..<300).contains(proxyConnectStatus) else { return error(for: code) }
+        return HTTP2Error(
+            .connectFailed,
+            curlCode: Int(code.rawValue),
+            detail: "the proxy refused the tunnel (CONNECT answered \(proxyConnectStatus))"
+        )
+    }
+
     static func error(for code: CURLcode) -> HTTP2Error {
         let value = Int(code.rawValue)
         let text = curl_easy_strerror(code).map { String(cString: $0) } ?? "unknown"
@@ -27,7 +43,8 @@ enum CurlResult {
         case CURLE_OPERATION_TIMEDOUT: kind = .timeout
         case CURLE_HTTP2_STREAM: kind = .streamReset
         case CURLE_HTTP2: kind = .protocolError
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT: kind = .connectFailed
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_PROXY:
+            kind = .connectFailed
         case CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_PARTIAL_FILE: kind = .connectionLost
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,

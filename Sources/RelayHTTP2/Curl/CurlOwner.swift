@@ -205,6 +205,18 @@ final class CurlOwner {
         if let caFile = configuration.caFile {
             check(relay_curl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
         }
+        // Only the configuration names a proxy. With one, every connection is an HTTP CONNECT tunnel through it and
+        // TLS to the upstream runs inside (the proxy sees host names, never requests); credentials in its URL go as
+        // Basic proxy authorisation. An empty NOPROXY makes it apply to every host whatever `no_proxy` says. Without
+        // one, an empty PROXY switches off libcurl's reading of `https_proxy`, `all_proxy` and friends, so the
+        // environment never redirects pushes.
+        if let proxy = configuration.proxy {
+            check(relay_curl_easy_setopt_string(easy, CURLOPT_PROXY, proxy))
+            check(relay_curl_easy_setopt_long(easy, CURLOPT_HTTPPROXYTUNNEL, 1))
+            check(relay_curl_easy_setopt_string(easy, CURLOPT_NOPROXY, ""))
+        } else {
+            check(relay_curl_easy_setopt_string(easy, CURLOPT_PROXY, ""))
+        }
         check(relay_curl_easy_setopt_data_fn(easy, CURLOPT_WRITEFUNCTION, onBody))
         check(relay_curl_easy_setopt_data_fn(easy, CURLOPT_HEADERFUNCTION, onHeader))
         let counter = Unmanaged.passUnretained(sockets).toOpaque()
@@ -309,7 +321,14 @@ final class CurlOwner {
         if result == CURLE_WRITE_ERROR && transfer.bodyTooLarge {
             return .failure(HTTP2Error(.responseTooLarge, detail: "the response exceeded \(transfer.maxResponseBytes) bytes"))
         }
-        guard result == CURLE_OK else { return .failure(CurlResult.error(for: result)) }
+        guard result == CURLE_OK else {
+            // The proxy's answer to this transfer's CONNECT; 0 when there was none (no proxy, or a reused tunnel).
+            var connectStatus = 0
+            if configuration.proxy != nil {
+                _ = relay_curl_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
+            }
+            return .failure(CurlResult.error(for: result, proxyConnectStatus: connectStatus))
+        }
         guard status != 0 else {
             return .failure(HTTP2Error(.noResponse, detail: "the transfer ended without a response"))
         }

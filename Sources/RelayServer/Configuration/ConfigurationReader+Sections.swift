@@ -104,6 +104,29 @@ extension ConfigurationReader {
     mutating func upstream() -> RelayConfiguration.Upstream {
         typealias Upstream = RelayConfiguration.Upstream
         var upstream = Upstream()
+        let transportKey = "upstream.transport"
+        let proxyKey = "upstream.proxy"
+        let transport: Upstream.Transport? = choice(transportKey)
+        if let text = string(proxyKey) {
+            do throws(ConfigurationSyntaxError) {
+                upstream.proxy = try ConfigurationSyntax.proxy(text)
+            } catch {
+                report(proxyKey, error.message)
+            }
+        }
+        // A proxy needs the curl transport: it is chosen when no transport is named, and naming nghttp2 conflicts.
+        switch (transport, isMentioned(proxyKey)) {
+        case (.nghttp2?, true):
+            report(
+                proxyKey,
+                "needs the curl transport, but \(origin(transportKey)) is \"nghttp2\", which has no proxy support; "
+                    + "set \(origin(transportKey)) to \"curl\" or leave it unset"
+            )
+        case (let chosen?, _):
+            upstream.transport = chosen
+        case (nil, let hasProxy):
+            upstream.transport = hasProxy ? .curl : .nghttp2
+        }
         if case (let path, let contents)? = file("upstream.ca_file") {
             let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(contents))
             if certificates?.isEmpty ?? true {
@@ -117,6 +140,17 @@ extension ConfigurationReader {
         upstream.timeoutMs = integer("upstream.timeout_ms", minimum: Upstream.minimumTimeoutMs) ?? upstream.timeoutMs
         upstream.maxAttempts =
             integer("upstream.max_attempts", minimum: 1, maximum: Upstream.attemptLimit) ?? upstream.maxAttempts
+        upstream.pingIntervalSeconds =
+            integer("upstream.ping_interval_seconds", minimum: 0, maximum: Upstream.pingIntervalLimitSeconds)
+            ?? upstream.pingIntervalSeconds
+        upstream.pingTimeoutSeconds =
+            integer("upstream.ping_timeout_seconds", minimum: 1, maximum: Upstream.pingTimeoutLimitSeconds)
+            ?? upstream.pingTimeoutSeconds
+        upstream.maxConnectionAgeSeconds =
+            integer("upstream.max_connection_age_seconds", minimum: Upstream.minimumConnectionAgeSeconds)
+            ?? upstream.maxConnectionAgeSeconds
+        upstream.idleTimeoutSeconds =
+            integer("upstream.idle_timeout_seconds", minimum: 1) ?? upstream.idleTimeoutSeconds
         return upstream
     }
 

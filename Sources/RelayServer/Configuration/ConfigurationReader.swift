@@ -68,11 +68,18 @@ struct ConfigurationReader {
         _ path: String,
         default defaultValue: Value
     ) -> Value where Value.RawValue == String {
-        guard let text = string(path) else { return defaultValue }
+        choice(path) ?? defaultValue
+    }
+
+    /// One of `Value`'s cases by raw value (case ignored); `nil` when the key is unset or its value is none of them
+    /// (reported), for keys whose absence means something of its own.
+    mutating func choice<Value: RawRepresentable & CaseIterable>(_ path: String) -> Value?
+    where Value.RawValue == String {
+        guard let text = string(path) else { return nil }
         if let value = Value(rawValue: text) ?? Value(rawValue: text.lowercased()) { return value }
         let allowed = Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
         report(path, "expected one of \(allowed), found \"\(text)\"")
-        return defaultValue
+        return nil
     }
 
     /// An upstream endpoint: an `https` URL without a trailing slash, or `defaultValue`.

@@ -96,6 +96,51 @@ enum ConfigurationSyntax {
         return endpoint
     }
 
+    /// Checks an upstream proxy URL, `http://[user:password@]host:port`, and returns it. Messages never quote the URL,
+    /// which may hold a password.
+    static func proxy(_ text: String) throws(ConfigurationSyntaxError) -> RelayConfiguration.Upstream.Proxy {
+        let expected = "expected an http://[user:password@]host:port proxy URL, such as \"http://proxy.example:3128\""
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
+            throw ConfigurationSyntaxError(expected)
+        }
+        guard scheme != "https" else {
+            throw ConfigurationSyntaxError(
+                "https proxies are not supported; use an http:// proxy (TLS to the upstream runs inside its tunnel)"
+            )
+        }
+        guard scheme == "http" else {
+            throw ConfigurationSyntaxError("\(expected); the scheme \"\(scheme)\" is not supported")
+        }
+        guard let rawHost = components.host, !rawHost.isEmpty else {
+            throw ConfigurationSyntaxError("the proxy URL has no host; \(expected)")
+        }
+        // An IPv6 literal comes back with or without its brackets, depending on the Foundation.
+        let bare = rawHost.hasPrefix("[") && rawHost.hasSuffix("]") ? String(rawHost.dropFirst().dropLast()) : rawHost
+        let host: String
+        if isIPv6(bare) {
+            host = "[\(bare)]"
+        } else if isIPv4(bare) || isHostName(bare) {
+            host = bare
+        } else {
+            throw ConfigurationSyntaxError("the proxy host \"\(bare)\" is neither an IP address nor a host name")
+        }
+        guard let port = components.port else {
+            throw ConfigurationSyntaxError("the proxy URL has no port; \(expected)")
+        }
+        guard (1...65_535).contains(port) else {
+            throw ConfigurationSyntaxError("the proxy port must be a number from 1 to 65535, found \(port)")
+        }
+        guard components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil
+        else {
+            throw ConfigurationSyntaxError("the proxy URL must not have a path, query or fragment; \(expected)")
+        }
+        let user = components.user ?? ""
+        guard !user.isEmpty || components.password == nil else {
+            throw ConfigurationSyntaxError("the proxy URL has a password but no user name")
+        }
+        return RelayConfiguration.Upstream.Proxy(url: text, host: host, port: port, hasCredentials: !user.isEmpty)
+    }
+
     /// The host of a URL, `nil` when it has none or cannot be parsed.
     static func urlHost(_ text: String) -> String? {
         URLComponents(string: text)?.host

@@ -4,7 +4,7 @@ internal import RelayCore
 extension RelayConfiguration {
     /// One line saying what this configuration sets up, without secrets:
     /// `APNs (production, topic com.example.app), FCM (project demo), Expo (no access token); listening on 0.0.0.0:8080
-    /// over HTTP; store sqlite /var/lib/pushrelay/pushrelay.db`.
+    /// over HTTP; store sqlite /var/lib/pushrelay/pushrelay.db; upstream over nghttp2; audit …`.
     package var summary: String {
         var providers: [String] = []
         if let apns {
@@ -16,7 +16,15 @@ extension RelayConfiguration {
         providers.append("Expo (\(expo.accessToken == nil ? "no access token" : "with access token"))")
         let transport = server.usesTLS ? "HTTPS" : "HTTP"
         return "\(providers.joined(separator: ", ")); listening on \(server.listen) over \(transport); "
-            + "store \(storeSummary); \(auditSummary)"
+            + "store \(storeSummary); \(upstreamSummary); \(auditSummary)"
+    }
+
+    /// `upstream over nghttp2`, or `upstream over curl through proxy http://***@proxy.example:3128`: the proxy
+    /// without its credentials.
+    private var upstreamSummary: String {
+        var text = "upstream over \(upstream.transport.rawValue)"
+        if let proxy = upstream.proxy { text += " through proxy \(proxy.redacted)" }
+        return text
     }
 
     /// `audit chain relay-1 (signed checkpoints, key 0123456789abcdef; kept 365 days)`, or `audit off`.
