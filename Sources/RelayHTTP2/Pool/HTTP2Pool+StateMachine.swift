@@ -267,7 +267,7 @@ extension HTTP2Pool {
         /// A stream ended; see ``StreamEnd``.
         package mutating func streamEnded(_ id: RequestID, _ end: StreamEnd, now: ContinuousClock.Instant) -> [Action] {
             guard let request = requests[id], case .active(let connectionID) = request.state else { return [] }
-            var actions = streamRemoved(id, from: connectionID, now: now)
+            var actions: [Action] = []
             switch end {
             case .answered:
                 forget(id)
@@ -289,6 +289,8 @@ extension HTTP2Pool {
                     queue.pushFront(id)
                 }
             }
+            // The request's end first, then what it means for its connection.
+            actions += streamRemoved(id, from: connectionID, now: now)
             return actions + dispatch(now: now) + closeIfDrained()
         }
 
