@@ -196,7 +196,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayProvidersTests",
-            dependencies: ["RelayProviders", "RelaySimulator", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["RelayProviders", "RelayHTTP2", "RelaySimulator", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // An HTTP/2-over-TLS client built from NIO's own client side, shared by the simulator's and the server's tests.

@@ -96,7 +96,7 @@ package struct APNsSender: PushSender {
                 freshConnection: instructions.freshConnection
             )
             do {
-                return Self.classify(try await client.send(upstream, credential: credential))
+                return Self.classify(try await client.send(upstream, credential: credential), sentAPNsID: request.apnsID)
             } catch {
                 return transportFailure(error)
             }
@@ -105,14 +105,12 @@ package struct APNsSender: PushSender {
         return report
     }
 
-    /// A response counts only when it is one: 200 with an `apns-id`, or an error with a readable reason. libcurl
-    /// 7.88.1 can report a stream cut short as complete, so anything else is retried as a transport failure.
-    static func classify(_ response: HTTP2Response) -> AttemptResult {
-        let apnsID = response.header("apns-id")
+    /// The pool reports a response only when its stream ended with END_STREAM, so a 200 is a delivery, with the
+    /// `apns-id` APNs echoed or, without one, the id the relay sent. An error needs a readable reason (below 500):
+    /// anything else is retried as a transport failure.
+    static func classify(_ response: HTTP2Response, sentAPNsID: String) -> AttemptResult {
+        let apnsID = response.header("apns-id") ?? sentAPNsID
         if response.status == 200 {
-            guard apnsID != nil else {
-                return transportFailure(HTTP2Error(.noResponse, detail: "200 without apns-id"))
-            }
             return AttemptResult(verdict: APNsClassifier.classify(status: 200, reason: nil, apnsID: apnsID), status: 200)
         }
         let body = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
