@@ -537,7 +537,8 @@ struct HeaderBlock {
         add(":path", path)
         var hasLength = false
         for header in request.headers {
-            let name = header.name.lowercased()
+            // HTTP/2 field names are lowercase; most callers already write them so, and lowercasing costs.
+            let name = header.name.utf8.contains { (65...90).contains($0) } ? header.name.lowercased() : header.name
             switch name {
             case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host", "te":
                 continue

@@ -30,6 +30,11 @@ final class NGHTTP2PoolDriver {
     private unowned let loop: NGHTTP2LoopThread
     private var machine: HTTP2Pool.StateMachine
     private var origin: UpstreamOrigin?
+    /// The bytes before the path of the first request's URL: later URLs that start with them are split without
+    /// being parsed again (every request of a pool goes to one origin).
+    private var originPrefix: [UInt8] = []
+    /// Callers to resume at the end of the loop turn, after the counters are published once for all of them.
+    private var completions: [(CheckedContinuation<HTTP2Response, any Error>, Result<HTTP2Response, any Error>)] = []
     private var dns = DNSCache()
     private var pending: [HTTP2Pool.RequestID: Pending] = [:]
     private var connections: [HTTP2Pool.ConnectionID: NGHTTP2Connection] = [:]
@@ -69,17 +74,10 @@ final class NGHTTP2PoolDriver {
     private func handle(_ event: HTTP2Pool.Event, now: ContinuousClock.Instant) {
         switch event {
         case .submit(let id, let request, let deadline, let continuation):
-            guard let (requestOrigin, path) = UpstreamOrigin.split(request.url) else {
+            guard let path = path(of: request.url) else {
                 statistics.failed[.invalidRequest, default: 0] += 1
                 finishedSinceExchange.append(id)
-                continuation.resume(throwing: HTTP2Error(.invalidRequest, detail: "not an absolute https URL"))
-                return
-            }
-            if origin == nil { origin = requestOrigin }
-            guard requestOrigin == origin else {
-                statistics.failed[.invalidRequest, default: 0] += 1
-                finishedSinceExchange.append(id)
-                continuation.resume(throwing: HTTP2Error(.invalidRequest, detail: "another origin than the pool's"))
+                completions.append((continuation, .failure(HTTP2Error(.invalidRequest, detail: "not an https URL of the pool's origin"))))
                 return
             }
             pending[id] = Pending(request: request, path: path, continuation: continuation, submitted: now)
@@ -99,6 +97,26 @@ final class NGHTTP2PoolDriver {
                 process(connection, now: now)
             }
         }
+    }
+
+    /// The path of a request's URL, or `nil` when the URL is not an `https` URL of the pool's origin. The first URL
+    /// fixes the origin.
+    private func path(of url: String) -> String? {
+        let bytes = url.utf8
+        if !originPrefix.isEmpty, bytes.count > originPrefix.count, bytes.starts(with: originPrefix) {
+            let rest = bytes.dropFirst(originPrefix.count)
+            if let first = rest.first, first == UInt8(ascii: "/") || first == UInt8(ascii: "?") {
+                return first == UInt8(ascii: "/") ? String(Substring(rest)) : "/" + String(Substring(rest))
+            }
+        }
+        guard let (requestOrigin, path) = UpstreamOrigin.split(url) else { return nil }
+        if origin == nil {
+            origin = requestOrigin
+            if let pathStart = bytes.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }, after: "https://".utf8.count) {
+                originPrefix = Array(bytes[..<pathStart])
+            }
+        }
+        return requestOrigin == origin ? path : nil
     }
 
     // MARK: - Actions
@@ -158,9 +176,17 @@ final class NGHTTP2PoolDriver {
 
     private func resume(_ id: HTTP2Pool.RequestID, _ request: Pending, with result: Result<HTTP2Response, HTTP2Error>) {
         finishedSinceExchange.append(id)
-        // Counters first, so that a caller reading them after its answer sees its own request counted.
-        publishStatistics()
-        request.continuation.resume(with: result.mapError { $0 as any Error })
+        completions.append((request.continuation, result.mapError { $0 as any Error }))
+    }
+
+    /// Publishes the counters, then resumes the callers finished in this turn: a caller that reads the counters
+    /// after its answer sees its own request counted, and the counters are published once per turn, not per request.
+    private func deliverCompletions() {
+        if statisticsChanged || !completions.isEmpty { publishStatistics() }
+        guard !completions.isEmpty else { return }
+        let finished = completions
+        completions.removeAll(keepingCapacity: true)
+        for (continuation, result) in finished { continuation.resume(with: result) }
     }
 
     private func openConnection(_ id: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
@@ -276,7 +302,7 @@ final class NGHTTP2PoolDriver {
                 process(connection, now: now)
             }
         }
-        if statisticsChanged { publishStatistics() }
+        deliverCompletions()
     }
 
     private func publishStatistics() {
@@ -304,7 +330,7 @@ final class NGHTTP2PoolDriver {
             loop.forget(connection)
         }
         connections.removeAll()
-        publishStatistics()
+        deliverCompletions()
         for event in shared.ownerExiting() {
             if case .submit(_, _, _, let continuation) = event { continuation.resume(throwing: late) }
         }

@@ -142,3 +142,11 @@ enum Resolver {
         queue.async { deliver(SocketAddressBytes.resolve(host, port: port)) }
     }
 }
+
+extension String.UTF8View {
+    /// The first index after `offset` bytes whose byte satisfies `predicate`.
+    func firstIndex(where predicate: (UInt8) -> Bool, after offset: Int) -> Index? {
+        guard let start = index(startIndex, offsetBy: offset, limitedBy: endIndex) else { return nil }
+        return self[start...].firstIndex(where: predicate)
+    }
+}

@@ -496,7 +496,8 @@ extension HTTP2Pool {
         private func leastLoadedConnectionWithRoom() -> ConnectionID? {
             var best: ConnectionID?
             var bestLoad = Int.max
-            for (id, connection) in connections where connection.hasRoom {
+            for id in connections.keys {
+                guard let connection = connections[id], connection.hasRoom else { continue }
                 let load = connection.active.count
                 if load < bestLoad || (load == bestLoad && id < best ?? .max) {
                     best = id
@@ -517,16 +518,15 @@ extension HTTP2Pool {
             from connectionID: ConnectionID,
             now: ContinuousClock.Instant
         ) -> [Action] {
-            guard var connection = connections[connectionID] else { return [] }
-            connection.active.remove(id)
-            if connection.active.isEmpty {
-                connection.idleSince = now
-                if connection.state == .draining {
-                    connections[connectionID] = nil
-                    return [.closeConnection(connectionID, graceful: true)]
-                }
+            // Mutated in place: a copy of the connection would copy its set of streams on write, per stream.
+            guard connections[connectionID]?.active.remove(id) != nil, let connection = connections[connectionID],
+                connection.active.isEmpty
+            else { return [] }
+            if connection.state == .draining {
+                connections[connectionID] = nil
+                return [.closeConnection(connectionID, graceful: true)]
             }
-            connections[connectionID] = connection
+            connections[connectionID]?.idleSince = now
             return []
         }
 
