@@ -47,6 +47,8 @@ final class CurlOwner {
     private var spareHandles: [UnsafeMutableRawPointer] = []
     private let sockets = SocketCounter()
     private var finishedSinceExchange: [HTTP2Pool.RequestID] = []
+    /// The inbox's events of this turn (swapped with the inbox's buffer, see ``HTTP2Pool/Shared/exchange(finished:into:)``).
+    private var events: [HTTP2Pool.Event] = []
     private var statistics = HTTP2PoolStatistics()
     private var closing = false
 
@@ -79,10 +81,10 @@ final class CurlOwner {
 
     func run() {
         while true {
-            for event in shared.exchange(finished: finishedSinceExchange) {
-                handle(event)
-            }
+            shared.exchange(finished: finishedSinceExchange, into: &events)
             finishedSinceExchange.removeAll(keepingCapacity: true)
+            for event in events { handle(event) }
+            events.removeAll(keepingCapacity: true)
 
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)

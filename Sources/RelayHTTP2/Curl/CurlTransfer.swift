@@ -8,7 +8,7 @@ import Foundation
 final class CurlTransfer {
     let id: HTTP2Pool.RequestID
     let request: HTTP2Request
-    let continuation: CheckedContinuation<HTTP2Response, any Error>
+    let continuation: HTTP2Pool.Continuation
     let submitted: ContinuousClock.Instant
     let deadline: ContinuousClock.Instant
     let maxResponseBytes: Int
@@ -26,7 +26,7 @@ final class CurlTransfer {
     init(
         id: HTTP2Pool.RequestID,
         request: HTTP2Request,
-        continuation: CheckedContinuation<HTTP2Response, any Error>,
+        continuation: HTTP2Pool.Continuation,
         submitted: ContinuousClock.Instant,
         deadline: ContinuousClock.Instant,
         maxResponseBytes: Int

@@ -52,7 +52,12 @@ final class NGHTTP2Connection {
     private let maxResponseBytes: Int
 
     /// Streams from submission to close, by stream id.
-    private(set) var streams: [Int32: NGHTTP2Stream] = [:]
+    private(set) var streams: [Int32: NGHTTP2Stream] = [:] {
+        didSet { lastLookedUp = nil }
+    }
+    /// The stream the last callback asked for: a response's header and data callbacks come one after another for
+    /// the same stream, so most look-ups skip the hash.
+    private var lastLookedUp: NGHTTP2Stream?
     private var reports: [Report] = []
     private var output: [UInt8] = []
     private var outputOffset = 0
@@ -204,13 +209,13 @@ final class NGHTTP2Connection {
     // MARK: - Streams
 
     /// Submits a request as a new stream. Returns the stream id, or the nghttp2 error code.
-    func submit(_ stream: NGHTTP2Stream, request: HTTP2Request, path: String) -> Result<Int32, HTTP2Error> {
+    func submit(_ stream: NGHTTP2Stream) -> Result<Int32, HTTP2Error> {
         guard phase == .open, let session else {
             return .failure(HTTP2Error(.connectionLost, detail: "the connection is not open"))
         }
-        let fields = HeaderBlock(request: request, authority: origin.authority, path: path)
+        let fields = HeaderBlock(request: stream.request, authority: origin.authority, path: stream.path)
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: onReadBody)
-        let hasBody = !stream.body.isEmpty
+        let hasBody = !stream.request.body.isEmpty
         let streamID = fields.withNameValuePairs { pairs, count in
             withUnsafePointer(to: &provider) { providerPointer in
                 nghttp2_submit_request(session, nil, pairs, count, hasBody ? providerPointer : nil, nil)
@@ -366,8 +371,15 @@ final class NGHTTP2Connection {
 
     // MARK: - nghttp2 callbacks (recorded, never acted on inside nghttp2)
 
+    private func stream(_ streamID: Int32) -> NGHTTP2Stream? {
+        if let last = lastLookedUp, last.streamID == streamID { return last }
+        let found = streams[streamID]
+        lastLookedUp = found
+        return found
+    }
+
     fileprivate func headerReceived(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard let stream = streams[streamID] else { return }
+        guard let stream = stream(streamID) else { return }
         receivedFrames = true
         if name.count == 7 && name.elementsEqual(":status".utf8) {
             // A new :status starts a new header block (after an informational response).
@@ -380,7 +392,7 @@ final class NGHTTP2Connection {
 
     fileprivate func dataReceived(streamID: Int32, bytes: UnsafeBufferPointer<UInt8>) {
         receivedFrames = true
-        guard let stream = streams[streamID], !stream.tooLarge else { return }
+        guard let stream = stream(streamID), !stream.tooLarge else { return }
         guard stream.responseBody.count + bytes.count <= maxResponseBytes else {
             stream.tooLarge = true
             if let session, nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue) == 0 {
@@ -398,7 +410,7 @@ final class NGHTTP2Connection {
         let flags = UInt32(header.flags)
         switch type {
         case NGHTTP2_HEADERS.rawValue, NGHTTP2_DATA.rawValue:
-            if flags & NGHTTP2_FLAG_END_STREAM.rawValue != 0, let stream = streams[header.stream_id] {
+            if flags & NGHTTP2_FLAG_END_STREAM.rawValue != 0, let stream = stream(header.stream_id) {
                 stream.complete = true
             }
         case NGHTTP2_SETTINGS.rawValue:
@@ -446,15 +458,16 @@ final class NGHTTP2Connection {
     }
 
     fileprivate func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, capacity: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
-        guard let stream = streams[streamID] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-        let count = min(capacity, stream.body.count - stream.bodyOffset)
-        stream.body.withUnsafeBufferPointer { body in
+        guard let stream = stream(streamID) else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let body = stream.request.body
+        let count = min(capacity, body.count - stream.bodyOffset)
+        body.withUnsafeBufferPointer { body in
             if count > 0, let base = body.baseAddress {
                 buffer.update(from: base + stream.bodyOffset, count: count)
             }
         }
         stream.bodyOffset += count
-        if stream.bodyOffset == stream.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        if stream.bodyOffset == body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
         return count
     }
 
@@ -499,10 +512,19 @@ final class NGHTTP2Connection {
 @available(*, unavailable)
 extension NGHTTP2Connection: Sendable {}
 
-/// One request on the wire: its body to send and its response as it arrives. Event-loop confined.
+/// One request from submission until its caller is resumed: what to send, where its caller waits, and the state of
+/// its current stream on the wire (a request the server did not process is sent again on a new stream). One object
+/// per request, event-loop confined.
 final class NGHTTP2Stream {
     let requestID: HTTP2Pool.RequestID
-    let body: [UInt8]
+    let request: HTTP2Request
+    let path: String
+    let continuation: HTTP2Pool.Continuation
+    let submitted: ContinuousClock.Instant
+    var started: ContinuousClock.Instant?
+    var openedConnection = false
+
+    // The current stream.
     var bodyOffset = 0
     var streamID: Int32 = 0
     var status = 0
@@ -514,9 +536,31 @@ final class NGHTTP2Stream {
     var notSent = false
     var tooLarge = false
 
-    init(requestID: HTTP2Pool.RequestID, body: [UInt8]) {
+    init(
+        requestID: HTTP2Pool.RequestID,
+        request: HTTP2Request,
+        path: String,
+        continuation: HTTP2Pool.Continuation,
+        submitted: ContinuousClock.Instant
+    ) {
         self.requestID = requestID
-        self.body = body
+        self.request = request
+        self.path = path
+        self.continuation = continuation
+        self.submitted = submitted
+    }
+
+    /// Clears what an earlier stream of this request left (it was not processed, and goes out again).
+    func prepareForSubmission() {
+        guard streamID != 0 else { return }
+        bodyOffset = 0
+        streamID = 0
+        status = 0
+        headers.removeAll()
+        responseBody.removeAll()
+        complete = false
+        notSent = false
+        tooLarge = false
     }
 }
 
@@ -530,7 +574,8 @@ struct HeaderBlock {
     private var ranges: [(name: Range<Int>, value: Range<Int>)] = []
 
     init(request: HTTP2Request, authority: String, path: String) {
-        storage.reserveCapacity(256 + request.body.count / 64)
+        storage.reserveCapacity(512)
+        ranges.reserveCapacity(6 + request.headers.count)
         add(":method", request.method)
         add(":scheme", "https")
         add(":authority", authority)
@@ -562,23 +607,24 @@ struct HeaderBlock {
 
     /// Calls `body` with the pairs; nghttp2 copies them during the call (no `NO_COPY` flags).
     func withNameValuePairs<Result>(_ body: (UnsafeMutablePointer<nghttp2_nv>, Int) -> Result) -> Result {
-        var copy = storage
-        if copy.isEmpty { copy.append(0) }
-        return copy.withUnsafeMutableBufferPointer { bytes in
-            // Non-empty (a byte is appended above when needed), so baseAddress is non-nil.
-            let base = bytes.baseAddress!
-            var pairs = ranges.map { range in
-                nghttp2_nv(
-                    name: base + range.name.lowerBound,
-                    value: base + range.value.lowerBound,
-                    namelen: range.name.count,
-                    valuelen: range.value.count,
-                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
-                )
-            }
-            return pairs.withUnsafeMutableBufferPointer { pairBuffer in
-                // Four pseudo-headers at least, so non-empty and baseAddress is non-nil.
-                body(pairBuffer.baseAddress!, pairBuffer.count)
+        storage.withUnsafeBufferPointer { bytes in
+            // Four pseudo-headers at least, so `storage` and `ranges` are never empty and both base addresses exist.
+            // nghttp2_nv's pointers are mutable in C, but nghttp2 only reads (and copies) the fields.
+            let base = UnsafeMutablePointer(mutating: bytes.baseAddress!)
+            return withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: ranges.count) { pairs in
+                for (index, range) in ranges.enumerated() {
+                    pairs.initializeElement(
+                        at: index,
+                        to: nghttp2_nv(
+                            name: base + range.name.lowerBound,
+                            value: base + range.value.lowerBound,
+                            namelen: range.name.count,
+                            valuelen: range.value.count,
+                            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+                        )
+                    )
+                }
+                return body(pairs.baseAddress!, ranges.count)
             }
         }
     }

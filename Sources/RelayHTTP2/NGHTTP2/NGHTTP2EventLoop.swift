@@ -167,8 +167,12 @@ final class NGHTTP2LoopThread {
                 entry.driver.process(entry.connection, now: now)
             }
             takePending(now: now)
-            for driver in drivers.values { driver.advance(now: now) }
-            drivers = drivers.filter { !$0.value.isClosed }
+            var anyClosed = false
+            for driver in drivers.values {
+                driver.advance(now: now)
+                anyClosed = anyClosed || driver.isClosed
+            }
+            if anyClosed { drivers = drivers.filter { !$0.value.isClosed } }
         }
     }
 

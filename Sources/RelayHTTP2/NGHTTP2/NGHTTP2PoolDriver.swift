@@ -4,25 +4,6 @@ import Logging
 /// Runs one pool's ``HTTP2Pool/StateMachine`` on an event loop: takes the callers' events and the connections'
 /// reports, feeds them to the machine and carries out its actions. Confined to the loop's thread.
 final class NGHTTP2PoolDriver {
-    /// A request from submission until its caller is resumed.
-    final class Pending {
-        let request: HTTP2Request
-        let path: String
-        let continuation: CheckedContinuation<HTTP2Response, any Error>
-        let submitted: ContinuousClock.Instant
-        var started: ContinuousClock.Instant?
-        var stream: NGHTTP2Stream?
-        var connection: HTTP2Pool.ConnectionID?
-        var openedConnection = false
-
-        init(request: HTTP2Request, path: String, continuation: CheckedContinuation<HTTP2Response, any Error>, submitted: ContinuousClock.Instant) {
-            self.request = request
-            self.path = path
-            self.continuation = continuation
-            self.submitted = submitted
-        }
-    }
-
     let shared: HTTP2Pool.Shared
     private let configuration: HTTP2PoolConfiguration
     private let tls: TLSClientContext
@@ -34,9 +15,12 @@ final class NGHTTP2PoolDriver {
     /// being parsed again (every request of a pool goes to one origin).
     private var originPrefix: [UInt8] = []
     /// Callers to resume at the end of the loop turn, after the counters are published once for all of them.
-    private var completions: [(CheckedContinuation<HTTP2Response, any Error>, Result<HTTP2Response, any Error>)] = []
+    private var completions: [(HTTP2Pool.Continuation, Result<HTTP2Response, any Error>)] = []
     private var dns = DNSCache()
-    private var pending: [HTTP2Pool.RequestID: Pending] = [:]
+    /// Every request from submission until its caller is resumed, with its stream state.
+    private var pending: [HTTP2Pool.RequestID: NGHTTP2Stream] = [:]
+    /// The inbox's events of this turn (swapped with the inbox's buffer, see ``HTTP2Pool/Shared/exchange(finished:into:)``).
+    private var events: [HTTP2Pool.Event] = []
     private var connections: [HTTP2Pool.ConnectionID: NGHTTP2Connection] = [:]
     /// Connections with something to send before the loop sleeps.
     private var dirty: Set<HTTP2Pool.ConnectionID> = []
@@ -66,9 +50,10 @@ final class NGHTTP2PoolDriver {
 
     /// Takes every event the callers left in the inbox.
     func takeEvents(now: ContinuousClock.Instant) {
-        let events = shared.exchange(finished: finishedSinceExchange)
+        shared.exchange(finished: finishedSinceExchange, into: &events)
         finishedSinceExchange.removeAll(keepingCapacity: true)
         for event in events { handle(event, now: now) }
+        events.removeAll(keepingCapacity: true)
     }
 
     private func handle(_ event: HTTP2Pool.Event, now: ContinuousClock.Instant) {
@@ -80,7 +65,7 @@ final class NGHTTP2PoolDriver {
                 completions.append((continuation, .failure(HTTP2Error(.invalidRequest, detail: "not an https URL of the pool's origin"))))
                 return
             }
-            pending[id] = Pending(request: request, path: path, continuation: continuation, submitted: now)
+            pending[id] = NGHTTP2Stream(requestID: id, request: request, path: path, continuation: continuation, submitted: now)
             perform(machine.requestSubmitted(id, deadline: deadline, now: now), now: now)
         case .cancel(let id):
             perform(machine.requestCancelled(id, now: now), now: now)
@@ -129,32 +114,32 @@ final class NGHTTP2PoolDriver {
             case .startStream(let id, let connectionID):
                 startStream(id, on: connectionID, now: now)
             case .finishRequest(let id):
-                guard let request = pending.removeValue(forKey: id), let stream = request.stream else { continue }
-                let started = request.started ?? request.submitted
+                guard let stream = pending.removeValue(forKey: id) else { continue }
+                let started = stream.started ?? stream.submitted
                 let response = HTTP2Response(
                     status: stream.status,
                     headers: stream.headers,
                     body: stream.responseBody,
                     timings: .init(
-                        queued: request.submitted.duration(to: started),
+                        queued: stream.submitted.duration(to: started),
                         transfer: started.duration(to: now),
-                        openedConnection: request.openedConnection
+                        openedConnection: stream.openedConnection
                     )
                 )
                 statistics.completed += 1
-                resume(id, request, with: .success(response))
+                resume(id, stream, with: .success(response))
             case .failRequest(let id, let error):
-                guard let request = pending.removeValue(forKey: id) else { continue }
+                guard let stream = pending.removeValue(forKey: id) else { continue }
                 statistics.failed[error.kind, default: 0] += 1
-                resume(id, request, with: .failure(error))
+                resume(id, stream, with: .failure(error))
             case .cancelStream(let id, let connectionID, let error):
-                guard let request = pending.removeValue(forKey: id) else { continue }
-                if let connection = connections[connectionID], let stream = request.stream {
+                guard let stream = pending.removeValue(forKey: id) else { continue }
+                if let connection = connections[connectionID], stream.streamID > 0 {
                     connection.cancel(streamID: stream.streamID)
                     dirty.insert(connectionID)
                 }
                 statistics.failed[error.kind, default: 0] += 1
-                resume(id, request, with: .failure(error))
+                resume(id, stream, with: .failure(error))
             case .sendPing(let id):
                 guard let connection = connections[id] else { continue }
                 connection.ping()
@@ -174,9 +159,9 @@ final class NGHTTP2PoolDriver {
         statisticsChanged = true
     }
 
-    private func resume(_ id: HTTP2Pool.RequestID, _ request: Pending, with result: Result<HTTP2Response, HTTP2Error>) {
+    private func resume(_ id: HTTP2Pool.RequestID, _ stream: NGHTTP2Stream, with result: Result<HTTP2Response, HTTP2Error>) {
         finishedSinceExchange.append(id)
-        completions.append((request.continuation, result.mapError { $0 as any Error }))
+        completions.append((stream.continuation, result.mapError { $0 as any Error }))
     }
 
     /// Publishes the counters, then resumes the callers finished in this turn: a caller that reads the counters
@@ -209,19 +194,17 @@ final class NGHTTP2PoolDriver {
     }
 
     private func startStream(_ id: HTTP2Pool.RequestID, on connectionID: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
-        guard let request = pending[id] else { return }
+        guard let stream = pending[id] else { return }
         guard let connection = connections[connectionID], connection.phase == .open else {
             // The connection went away while this action waited its turn: the request never left.
             perform(machine.streamEnded(id, .notProcessed, now: now), now: now)
             return
         }
-        let stream = NGHTTP2Stream(requestID: id, body: request.request.body)
-        request.stream = stream
-        request.connection = connectionID
-        request.started = now
-        switch connection.submit(stream, request: request.request, path: request.path) {
+        stream.prepareForSubmission()
+        stream.started = now
+        switch connection.submit(stream) {
         case .success:
-            request.openedConnection = connection.streamsStarted == 1
+            stream.openedConnection = connection.streamsStarted == 1
             dirty.insert(connectionID)
         case .failure(let error) where error.kind == .protocolError:
             // Stream ids used up: this connection takes no more, and the request goes elsewhere, not an attempt.
@@ -319,9 +302,9 @@ final class NGHTTP2PoolDriver {
         guard !isClosed else { return }
         isClosed = true
         let late = HTTP2Error(.shuttingDown, detail: "the pool is shut down")
-        for (id, request) in pending.sorted(by: { $0.key < $1.key }) {
+        for (id, stream) in pending.sorted(by: { $0.key < $1.key }) {
             statistics.failed[late.kind, default: 0] += 1
-            resume(id, request, with: .failure(late))
+            resume(id, stream, with: .failure(late))
         }
         pending.removeAll()
         for connection in connections.values {

@@ -1,9 +1,20 @@
 import Synchronization
 
 extension HTTP2Pool {
+    /// Where a caller of ``HTTP2Pool/send(_:)`` waits.
+    ///
+    /// Unchecked (`UnsafeContinuation`, which saves an allocation and an atomic exchange per request over
+    /// `CheckedContinuation`) because each one is resumed exactly once, by construction: ``Shared/submit`` either
+    /// resumes it itself (refusal) or appends it to the inbox, never both; the owner takes each event once, keeps the
+    /// continuation under one request id and removes it from its table before resuming it; the state machine ends
+    /// every request in exactly one finish, fail or cancel action, and the owner's exit resumes what is left in its
+    /// table and in the inbox, which it empties under the lock (``Shared/ownerExiting()``), after which
+    /// ``Shared/submit`` refuses. The state machine tests check the exactly-once ending of every request.
+    typealias Continuation = UnsafeContinuation<HTTP2Response, any Error>
+
     /// What callers and the owner exchange.
     enum Event: Sendable {
-        case submit(RequestID, HTTP2Request, ContinuousClock.Instant, CheckedContinuation<HTTP2Response, any Error>)
+        case submit(RequestID, HTTP2Request, ContinuousClock.Instant, Continuation)
         case cancel(RequestID)
         case shutdown(deadline: ContinuousClock.Instant)
         /// The nghttp2 backend's DNS look-up for a connection finished (off the event loop).
@@ -51,7 +62,7 @@ extension HTTP2Pool {
             _ id: RequestID,
             request: HTTP2Request,
             deadline: ContinuousClock.Instant,
-            continuation: CheckedContinuation<HTTP2Response, any Error>
+            continuation: Continuation
         ) {
             let refusal: HTTP2Error? = inbox.withLock { inbox in
                 if inbox.ownerExited {
@@ -99,13 +110,12 @@ extension HTTP2Pool {
             }
         }
 
-        /// The owner takes the pending events and forgets the requests it has finished.
-        func exchange(finished: [RequestID]) -> [Event] {
+        /// The owner takes the pending events and forgets the requests it has finished. `events` comes in empty and
+        /// goes out with the events: the two buffers swap, so neither is allocated again.
+        func exchange(finished: [RequestID], into events: inout [Event]) {
             inbox.withLock { inbox in
                 for id in finished { inbox.requests[id] = nil }
-                let events = inbox.events
-                inbox.events.removeAll(keepingCapacity: true)
-                return events
+                swap(&inbox.events, &events)
             }
         }
 

@@ -134,23 +134,25 @@ extension HTTP2Pool {
             case closed
         }
 
-        private struct Connection: Sendable {
+        struct Connection: Sendable {
             enum State: Sendable, Equatable {
                 case connecting(since: ContinuousClock.Instant)
                 case ready
                 /// Takes no new streams (GOAWAY, age, stream ids used up); closes when its last stream ends.
                 case draining
             }
+            let id: ConnectionID
             var state: State
             /// Streams it may carry now: the server's limit capped by ours, or `streamsBeforeSettings` until SETTINGS.
             var limit: Int
-            var active: Set<RequestID> = []
+            /// Streams it carries now (the requests whose state is `.active` on it).
+            var active = 0
             var openedAt: ContinuousClock.Instant
             var lastReceived: ContinuousClock.Instant
             var idleSince: ContinuousClock.Instant?
             var pingSentAt: ContinuousClock.Instant?
 
-            var hasRoom: Bool { state == .ready && active.count < limit }
+            var hasRoom: Bool { state == .ready && active < limit }
         }
 
         private struct Request: Sendable {
@@ -168,7 +170,7 @@ extension HTTP2Pool {
         private var requests: [RequestID: Request] = [:]
         private var queue = RequestQueue()
         private var deadlines = DeadlineHeap()
-        private var connections: [ConnectionID: Connection] = [:]
+        private var connections = ConnectionTable()
         private var nextConnectionID: ConnectionID = 1
         private var connectFailures = 0
         private var reconnectAt: ContinuousClock.Instant?
@@ -198,7 +200,7 @@ extension HTTP2Pool {
             }
             if case .draining(let deadline) = phase { consider(deadline) }
             if queue.count > 0 { consider(reconnectAt) }
-            for connection in connections.values {
+            for connection in connections.all {
                 switch connection.state {
                 case .connecting(let since):
                     consider(since + settings.connectTimeout)
@@ -353,14 +355,18 @@ extension HTTP2Pool {
             error: HTTP2Error,
             now: ContinuousClock.Instant
         ) -> [Action] {
-            guard let connection = connections.removeValue(forKey: id) else { return [] }
+            guard let connection = connections.remove(id) else { return [] }
             var actions: [Action] = []
             if case .connecting = connection.state {
                 actions += connectFailed(error, now: now)
             }
-            for requestID in connection.active.sorted() {
-                forget(requestID)
-                actions.append(.failRequest(requestID, error))
+            if connection.active > 0 {
+                // Rare (a lost connection), so the requests are found by a scan rather than kept per connection.
+                let lost = requests.compactMap { $0.value.state == .active(id) ? $0.key : nil }.sorted()
+                for requestID in lost {
+                    forget(requestID)
+                    actions.append(.failRequest(requestID, error))
+                }
             }
             return actions + dispatch(now: now) + closeIfDrained()
         }
@@ -386,7 +392,7 @@ extension HTTP2Pool {
             }
             deadlines.compact(liveCount: requests.count) { requests[$0] != nil }
 
-            for id in connections.keys.sorted() {
+            for id in connections.ids {
                 guard let connection = connections[id] else { continue }
                 switch connection.state {
                 case .connecting(let since):
@@ -431,7 +437,7 @@ extension HTTP2Pool {
                 requests.removeAll()
                 queue.removeAll()
                 deadlines.removeAll()
-                for id in connections.keys.sorted() { connections[id]?.active.removeAll() }
+                for id in connections.ids { connections[id]?.active = 0 }
             }
             return actions + dispatch(now: now) + closeIfDrained()
         }
@@ -466,12 +472,13 @@ extension HTTP2Pool {
             while queue.count > capacityBeingOpened, openConnections < settings.maxConnections {
                 let id = nextConnectionID
                 nextConnectionID += 1
-                connections[id] = Connection(
+                connections.append(Connection(
+                    id: id,
                     state: .connecting(since: now),
                     limit: 0,
                     openedAt: now,
                     lastReceived: now
-                )
+                ))
                 actions.append(.openConnection(id))
             }
             return actions
@@ -479,37 +486,36 @@ extension HTTP2Pool {
 
         /// Connections that count against `maxConnections`: all but the draining ones.
         private var openConnections: Int {
-            connections.values.count { $0.state != .draining }
+            connections.all.count { $0.state != .draining }
         }
 
         /// What the connections being opened, or waiting for their SETTINGS, will take at most.
         private var capacityBeingOpened: Int {
-            connections.values.reduce(0) { sum, connection in
+            connections.all.reduce(0) { sum, connection in
                 switch connection.state {
                 case .connecting: sum + settings.maxConcurrentStreams
-                case .ready where connection.limit == 0 && connection.active.isEmpty: sum + settings.maxConcurrentStreams
+                case .ready where connection.limit == 0 && connection.active == 0: sum + settings.maxConcurrentStreams
                 case .ready, .draining: sum
                 }
             }
         }
 
         private func leastLoadedConnectionWithRoom() -> ConnectionID? {
+            // Ids ascend through the table, so the first of equally loaded connections is the oldest.
             var best: ConnectionID?
             var bestLoad = Int.max
-            for id in connections.keys {
-                guard let connection = connections[id], connection.hasRoom else { continue }
-                let load = connection.active.count
-                if load < bestLoad || (load == bestLoad && id < best ?? .max) {
-                    best = id
-                    bestLoad = load
-                }
+            for connection in connections.all where connection.hasRoom && connection.active < bestLoad {
+                best = connection.id
+                bestLoad = connection.active
             }
             return best
         }
 
         private mutating func activate(_ id: RequestID, on connectionID: ConnectionID) {
-            connections[connectionID]?.active.insert(id)
-            connections[connectionID]?.idleSince = nil
+            connections.update(connectionID) { connection in
+                connection.active += 1
+                connection.idleSince = nil
+            }
         }
 
         /// Takes a stream off its connection; a draining connection that is now empty closes.
@@ -518,24 +524,24 @@ extension HTTP2Pool {
             from connectionID: ConnectionID,
             now: ContinuousClock.Instant
         ) -> [Action] {
-            // Mutated in place: a copy of the connection would copy its set of streams on write, per stream.
-            guard connections[connectionID]?.active.remove(id) != nil, let connection = connections[connectionID],
-                connection.active.isEmpty
-            else { return [] }
-            if connection.state == .draining {
-                connections[connectionID] = nil
-                return [.closeConnection(connectionID, graceful: true)]
+            // The caller found the request active on this connection.
+            let state = connections.update(connectionID) { connection -> Connection.State? in
+                connection.active -= 1
+                guard connection.active == 0 else { return nil }
+                connection.idleSince = now
+                return connection.state
             }
-            connections[connectionID]?.idleSince = now
-            return []
+            guard state == .draining else { return [] }
+            _ = connections.remove(connectionID)
+            return [.closeConnection(connectionID, graceful: true)]
         }
 
         private mutating func drainConnection(_ id: ConnectionID, now: ContinuousClock.Instant) -> [Action] {
             guard var connection = connections[id] else { return [] }
             if case .connecting = connection.state { return [] }
             connection.state = .draining
-            if connection.active.isEmpty {
-                connections[id] = nil
+            if connection.active == 0 {
+                _ = connections.remove(id)
                 return [.closeConnection(id, graceful: true)]
             }
             connections[id] = connection
@@ -547,7 +553,7 @@ extension HTTP2Pool {
             connectFailures += 1
             lastConnectError = error
             reconnectAt = now + Self.backoff(failures: connectFailures, base: settings.reconnectBackoff, limit: settings.reconnectBackoffLimit)
-            guard !connections.values.contains(where: { $0.state != .draining }) else { return [] }
+            guard !connections.all.contains(where: { $0.state != .draining }) else { return [] }
             var actions: [Action] = []
             while let id = queue.popFront() {
                 requests[id] = nil
@@ -560,7 +566,7 @@ extension HTTP2Pool {
         /// at once with that failure rather than wait for a connection that is not being made.
         private func connectFailureRefusal(now: ContinuousClock.Instant) -> HTTP2Error? {
             guard let reconnectAt, now < reconnectAt, let lastConnectError,
-                !connections.values.contains(where: { $0.state != .draining })
+                !connections.all.contains(where: { $0.state != .draining })
             else { return nil }
             return lastConnectError
         }
@@ -585,11 +591,50 @@ extension HTTP2Pool {
         private mutating func closeIfDrained() -> [Action] {
             guard case .draining = phase, requests.isEmpty else { return [] }
             phase = .closed
-            var actions: [Action] = connections.keys.sorted().map { .closeConnection($0, graceful: true) }
+            var actions: [Action] = connections.ids.map { .closeConnection($0, graceful: true) }
             connections.removeAll()
             actions.append(.close)
             return actions
         }
+    }
+}
+
+/// A pool's connections in the order they were opened, so by ascending id: a handful, which a linear search finds
+/// faster than a hash.
+struct ConnectionTable: Sendable {
+    private(set) var all: [HTTP2Pool.StateMachine.Connection] = []
+
+    var count: Int { all.count }
+    var ids: [HTTP2Pool.ConnectionID] { all.map(\.id) }
+
+    subscript(id: HTTP2Pool.ConnectionID) -> HTTP2Pool.StateMachine.Connection? {
+        get { all.firstIndex { $0.id == id }.map { all[$0] } }
+        set {
+            guard let index = all.firstIndex(where: { $0.id == id }) else { return }
+            if let newValue { all[index] = newValue } else { all.remove(at: index) }
+        }
+    }
+
+    /// Changes the connection in place and returns what `change` returns, or `nil` when there is no such connection.
+    @discardableResult
+    mutating func update<Result>(
+        _ id: HTTP2Pool.ConnectionID,
+        _ change: (inout HTTP2Pool.StateMachine.Connection) -> Result?
+    ) -> Result? {
+        guard let index = all.firstIndex(where: { $0.id == id }) else { return nil }
+        return change(&all[index])
+    }
+
+    mutating func append(_ connection: HTTP2Pool.StateMachine.Connection) {
+        all.append(connection)
+    }
+
+    mutating func remove(_ id: HTTP2Pool.ConnectionID) -> HTTP2Pool.StateMachine.Connection? {
+        all.firstIndex { $0.id == id }.map { all.remove(at: $0) }
+    }
+
+    mutating func removeAll() {
+        all.removeAll()
     }
 }
 

@@ -47,7 +47,7 @@ package final class HTTP2Pool: Sendable {
         let id = shared.reserve()
         do {
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+                try await withUnsafeThrowingContinuation { continuation in
                     let timeout = request.timeout ?? configuration.requestTimeout
                     shared.submit(id, request: request, deadline: .now + timeout, continuation: continuation)
                 }
