@@ -127,6 +127,23 @@ import Testing
         #expect(pool.settingsReceived(2, maxConcurrentStreams: 100, now: t0) == [.startStream(4, 2), .startStream(3, 2), .startStream(5, 2)])
     }
 
+    @Test func aFreshConnectionRequestRetiresTheConnectionsOpenedBeforeIt() {
+        var pool = ready(limit: 100, maxConnections: 1)
+        #expect(pool.requestSubmitted(2, deadline: later, now: t0) == [.startStream(2, 1)])
+        let t1 = t0 + .milliseconds(10)
+        // Connection 1 (opened at t0) stops taking streams but keeps request 2; a new connection opens for request 3.
+        #expect(pool.requestSubmitted(3, deadline: later, freshConnection: true, now: t1) == [.openConnection(2)])
+        #expect(pool.requestSubmitted(4, deadline: later, now: t1) == [], "nothing new on the retired connection")
+        #expect(pool.streamEnded(2, .answered, now: t1) == [.finishRequest(2), .closeConnection(1, graceful: true)])
+        _ = pool.connectionEstablished(2, now: t1)
+        #expect(pool.settingsReceived(2, maxConcurrentStreams: 100, now: t1) == [.startStream(3, 2), .startStream(4, 2)])
+        // Another such request at the same instant keeps the connection opened then; later, an idle one closes at once.
+        #expect(pool.requestSubmitted(5, deadline: later, freshConnection: true, now: t1) == [.startStream(5, 2)])
+        for id in 3...5 as ClosedRange<UInt64> { _ = pool.streamEnded(id, .answered, now: t1) }
+        let t2 = t1 + .milliseconds(10)
+        #expect(pool.requestSubmitted(6, deadline: later, freshConnection: true, now: t2) == [.closeConnection(2, graceful: true), .openConnection(3)])
+    }
+
     @Test func aResetOrLostConnectionIsOutcomeUnknownNotResent() {
         var pool = ready(limit: 100, maxConnections: 1)
         _ = pool.requestSubmitted(2, deadline: later, now: t0)
@@ -327,7 +344,9 @@ import Testing
             now += .milliseconds(Int(generator.next() % 50))
             switch generator.next() % 8 {
             case 0, 1:
-                apply(pool.requestSubmitted(nextRequest, deadline: now + .seconds(Int(generator.next() % 5 + 1)), now: now))
+                let deadline = now + .seconds(Int(generator.next() % 5 + 1))
+                let fresh = generator.next() % 20 == 0
+                apply(pool.requestSubmitted(nextRequest, deadline: deadline, freshConnection: fresh, now: now))
                 nextRequest += 1
             case 2:
                 if let id = connecting.randomElement(using: &generator) {

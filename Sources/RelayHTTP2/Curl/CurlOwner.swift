@@ -117,6 +117,7 @@ final class CurlOwner {
                 deadline: deadline,
                 maxResponseBytes: configuration.maxResponseBytes
             )
+            // libcurl opens a fresh connection itself (CURLOPT_FRESH_CONNECT): the machine's one connection stays.
             perform(machine.requestSubmitted(id, deadline: deadline, now: now))
         case .cancel(let id):
             perform(machine.requestCancelled(id, now: now))

@@ -66,7 +66,7 @@ final class NGHTTP2PoolDriver {
                 return
             }
             pending[id] = NGHTTP2Stream(requestID: id, request: request, path: path, continuation: continuation, submitted: now)
-            perform(machine.requestSubmitted(id, deadline: deadline, now: now), now: now)
+            perform(machine.requestSubmitted(id, deadline: deadline, freshConnection: request.freshConnection, now: now), now: now)
         case .cancel(let id):
             perform(machine.requestCancelled(id, now: now), now: now)
         case .shutdown(let deadline):
@@ -274,6 +274,9 @@ final class NGHTTP2PoolDriver {
         if let deadline = machine.nextDeadline, deadline <= now {
             perform(machine.tick(now: now), now: now)
         }
+        // Streams about to go on the wire are counted before they leave: whoever sees a request arrive upstream
+        // sees it in flight here.
+        if statisticsChanged { publishStatistics() }
         var rounds = 0
         while !dirty.isEmpty && !isClosed && rounds < 64 {
             rounds += 1

@@ -219,10 +219,14 @@ extension HTTP2Pool {
 
         // MARK: - Requests
 
-        /// A caller submitted a request that must finish by `deadline`.
+        /// A caller submitted a request that must finish by `deadline`. With `freshConnection` (APNs answered the
+        /// last attempt with `Shutdown`, `IdleTimeout` or `UnrelatedKeyIdInToken`: the connection is not to be
+        /// trusted) every connection opened before `now` stops taking streams and closes when its last one ends, so
+        /// the request goes out on a connection opened from now on.
         package mutating func requestSubmitted(
             _ id: RequestID,
             deadline: ContinuousClock.Instant,
+            freshConnection: Bool = false,
             now: ContinuousClock.Instant
         ) -> [Action] {
             guard phase == .running else {
@@ -231,23 +235,29 @@ extension HTTP2Pool {
             if deadline <= now {
                 return [.failRequest(id, HTTP2Error(.timeout, detail: "the deadline passed before the request started"))]
             }
+            var actions: [Action] = []
+            if freshConnection {
+                for connection in connections.all where connection.state == .ready && connection.openedAt < now {
+                    actions += drainConnection(connection.id, now: now)
+                }
+            }
             // Fast path: nothing waits and a connection has room.
             if queue.count == 0, let connectionID = leastLoadedConnectionWithRoom() {
                 requests[id] = Request(deadline: deadline, state: .active(connectionID))
                 deadlines.push(deadline, id)
                 activate(id, on: connectionID)
-                return [.startStream(id, connectionID)]
+                return actions + [.startStream(id, connectionID)]
             }
             if let refusal = connectFailureRefusal(now: now) {
-                return [.failRequest(id, refusal)]
+                return actions + [.failRequest(id, refusal)]
             }
             guard queue.count < settings.maxQueued else {
-                return [.failRequest(id, HTTP2Error(.overloaded, detail: "\(settings.maxQueued) requests are already waiting"))]
+                return actions + [.failRequest(id, HTTP2Error(.overloaded, detail: "\(settings.maxQueued) requests are already waiting"))]
             }
             requests[id] = Request(deadline: deadline, state: .queued)
             deadlines.push(deadline, id)
             queue.pushBack(id)
-            return dispatch(now: now)
+            return actions + dispatch(now: now)
         }
 
         /// The caller's task was cancelled.
