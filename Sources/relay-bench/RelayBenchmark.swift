@@ -32,11 +32,13 @@ struct RelayBenchmark: AsyncParsableCommand {
     var audit = "on"
     @Option(help: "The relay's store URL (default: a SQLite file in a temporary folder; postgres://… for PostgreSQL).")
     var store = "sqlite://relay.db"
-    @Option(help: "Load generator of the single-message and paced phases: curl (libcurl through HTTP2Pool) or h2load.")
-    var generator = Generator.curl
+    @Option(help: "Load generator of the single-message and paced phases: pool (RelayHTTP2's pool, nghttp2) or h2load.")
+    var generator = Generator.pool
+    @Option(help: "The relay's upstream transport ([upstream] transport): nghttp2 or curl.")
+    var relayTransport = HTTP2Backend.nghttp2
 
     enum Generator: String, ExpressibleByArgument, CaseIterable {
-        case curl, h2load
+        case pool, h2load
     }
 
     func run() async throws {
@@ -83,7 +85,9 @@ struct RelayBenchmark: AsyncParsableCommand {
             enabled = \(audit == "on")
             instance = "bench"
 
-            """ + credentials.relayConfiguration(caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL)
+            """ + credentials.relayConfiguration(
+                caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL, transport: relayTransport.rawValue
+            )
         let configPath = directory + "/relay.conf"
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         _ = try Self.runTool(executable, ["tenant", "create", "bench", "--allow-critical-alerts", "--config", configPath])
@@ -99,8 +103,7 @@ struct RelayBenchmark: AsyncParsableCommand {
         defer { if relay.isRunning { relay.terminate() } }
 
         let url = "https://127.0.0.1:\(port)"
-        // 100 streams per connection: the relay's HTTP/2 listener allows 100 (RelayHTTP2Settings), and libcurl 7.88.1 would
-        // otherwise overfill a new connection before its SETTINGS arrive.
+        // 100 streams per connection: the relay's HTTP/2 listener allows 100 (RelayHTTP2Settings).
         let pool = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: caFile))
         try await Self.waitUntilReady(pool, url: url)
 
@@ -134,7 +137,7 @@ struct RelayBenchmark: AsyncParsableCommand {
                     url: url, key: key, body: body([token(0)]), total: requests, concurrency: concurrency,
                     directory: directory, metrics: pool
                 )
-            case .curl:
+            case .pool:
                 await Self.drive(total: requests, concurrency: concurrency) { number in
                     try await pool.send(request([token(number)]))
                 }
@@ -151,7 +154,7 @@ struct RelayBenchmark: AsyncParsableCommand {
                     url: url, key: key, body: body([token(0)]), total: pacedRate * pacedSeconds, concurrency: concurrency,
                     rate: pacedRate, directory: directory, metrics: pool
                 )
-            case .curl:
+            case .pool:
                 await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
                     try await pool.send(request([token(number)]))
                 }
@@ -168,7 +171,7 @@ struct RelayBenchmark: AsyncParsableCommand {
                 body: #"{"to":"ExponentPushToken[bench0]","title":"Bench","body":"Load"}"#, total: pacedRate * pacedSeconds,
                 concurrency: concurrency, rate: pacedRate, directory: directory
             )
-        case .curl:
+        case .pool:
             let direct = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: simulator.caFilePath))
             directPaced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
                 try await direct.send(
@@ -191,6 +194,7 @@ struct RelayBenchmark: AsyncParsableCommand {
             "audit": audit,
             "store": store.hasPrefix("postgres") ? "postgres" : "sqlite",
             "generator": generator.rawValue,
+            "relay_transport": relayTransport.rawValue,
             "single_requests": requests, "single_failed": single.failed,
             "single_requests_per_second": TransportBenchmark.rounded(Double(single.succeeded) / single.seconds, 1),
             "single_p50_ms": TransportBenchmark.rounded(single.percentile(0.5), 3),

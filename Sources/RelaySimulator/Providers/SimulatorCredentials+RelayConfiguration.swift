@@ -2,10 +2,11 @@ extension SimulatorCredentials {
     /// The `relay.conf` sections that point a relay at a simulator using these credentials: `[upstream]` (its CA),
     /// `[apns]`, `[fcm]` and `[expo]`. Paths should be absolute, so the text works wherever it is merged. A caller adds
     /// its own `[server]`, `[store]` or `[limits]` sections beside it.
-    package func relayConfiguration(caFile: String, files: Files, endpoint: String) -> String {
+    /// `transport` sets `[upstream] transport` ("nghttp2" or "curl"); `nil` leaves the relay's default.
+    package func relayConfiguration(caFile: String, files: Files, endpoint: String, transport: String? = nil) -> String {
         """
         [upstream]
-        ca_file = \(Self.tomlString(caFile))
+        ca_file = \(Self.tomlString(caFile))\(transport.map { "\ntransport = \(Self.tomlString($0))" } ?? "")
 
         [apns]
         team_id = \(Self.tomlString(apnsTeamID))
