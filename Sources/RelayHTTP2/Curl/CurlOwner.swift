@@ -46,8 +46,7 @@ final class CurlOwner {
     /// Easy handles kept for reuse after `curl_easy_reset`, to spare an allocation per request.
     private var spareHandles: [UnsafeMutableRawPointer] = []
     private let sockets = SocketCounter()
-    private var finishedSinceExchange: [HTTP2Pool.RequestID] = []
-    /// The inbox's events of this turn (swapped with the inbox's buffer, see ``HTTP2Pool/Shared/exchange(finished:into:)``).
+    /// The inbox's events of this turn (swapped with the inbox's buffer, see ``HTTP2Pool/Shared/exchange(into:)``).
     private var events: [HTTP2Pool.Event] = []
     private var statistics = HTTP2PoolStatistics()
     private var closing = false
@@ -81,8 +80,7 @@ final class CurlOwner {
 
     func run() {
         while true {
-            shared.exchange(finished: finishedSinceExchange, into: &events)
-            finishedSinceExchange.removeAll(keepingCapacity: true)
+            shared.exchange(into: &events)
             for event in events { handle(event) }
             events.removeAll(keepingCapacity: true)
 
@@ -375,7 +373,6 @@ final class CurlOwner {
     /// reads them after its answer sees its own request counted.
     private func finish(_ transfer: CurlTransfer, with outcome: Result<HTTP2Response, HTTP2Error>) {
         guard transfers.removeValue(forKey: transfer.id) != nil else { return }
-        finishedSinceExchange.append(transfer.id)
         switch outcome {
         case .success(let response):
             statistics.completed += 1

@@ -19,12 +19,11 @@ final class NGHTTP2PoolDriver {
     private var dns = DNSCache()
     /// Every request from submission until its caller is resumed, with its stream state.
     private var pending: [HTTP2Pool.RequestID: NGHTTP2Stream] = [:]
-    /// The inbox's events of this turn (swapped with the inbox's buffer, see ``HTTP2Pool/Shared/exchange(finished:into:)``).
+    /// The inbox's events of this turn (swapped with the inbox's buffer, see ``HTTP2Pool/Shared/exchange(into:)``).
     private var events: [HTTP2Pool.Event] = []
     private var connections: [HTTP2Pool.ConnectionID: NGHTTP2Connection] = [:]
     /// Connections with something to send before the loop sleeps.
     private var dirty: Set<HTTP2Pool.ConnectionID> = []
-    private var finishedSinceExchange: [HTTP2Pool.RequestID] = []
     private var statistics = HTTP2PoolStatistics()
     private var statisticsChanged = true
     private(set) var isClosed = false
@@ -50,8 +49,7 @@ final class NGHTTP2PoolDriver {
 
     /// Takes every event the callers left in the inbox.
     func takeEvents(now: ContinuousClock.Instant) {
-        shared.exchange(finished: finishedSinceExchange, into: &events)
-        finishedSinceExchange.removeAll(keepingCapacity: true)
+        shared.exchange(into: &events)
         for event in events { handle(event, now: now) }
         events.removeAll(keepingCapacity: true)
     }
@@ -61,7 +59,6 @@ final class NGHTTP2PoolDriver {
         case .submit(let id, let request, let deadline, let continuation):
             guard let path = path(of: request.url) else {
                 statistics.failed[.invalidRequest, default: 0] += 1
-                finishedSinceExchange.append(id)
                 completions.append((continuation, .failure(HTTP2Error(.invalidRequest, detail: "not an https URL of the pool's origin"))))
                 return
             }
@@ -160,7 +157,6 @@ final class NGHTTP2PoolDriver {
     }
 
     private func resume(_ id: HTTP2Pool.RequestID, _ stream: NGHTTP2Stream, with result: Result<HTTP2Response, HTTP2Error>) {
-        finishedSinceExchange.append(id)
         completions.append((stream.continuation, result.mapError { $0 as any Error }))
     }
 
@@ -169,9 +165,9 @@ final class NGHTTP2PoolDriver {
     private func deliverCompletions() {
         if statisticsChanged || !completions.isEmpty { publishStatistics() }
         guard !completions.isEmpty else { return }
-        let finished = completions
+        // Resuming only enqueues the callers' tasks elsewhere; nothing re-enters the driver meanwhile.
+        for (continuation, result) in completions { continuation.resume(with: result) }
         completions.removeAll(keepingCapacity: true)
-        for (continuation, result) in finished { continuation.resume(with: result) }
     }
 
     private func openConnection(_ id: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {

@@ -22,18 +22,21 @@ extension HTTP2Pool {
     }
 
     /// The state shared between callers and a pool's owner, each part behind its own lock.
+    ///
+    /// A cancellation that comes before its request was submitted needs no bookkeeping: ``submit(_:request:deadline:continuation:)``
+    /// runs on the caller's task and, under the inbox's lock, refuses a task already cancelled; a task cancelled
+    /// after that check appends its `cancel` after the `submit`. A `cancel` for a request the owner does not know (never
+    /// submitted, or already finished) is ignored by the state machine.
     final class Shared: Sendable {
         struct Inbox {
-            enum RequestState { case reserved, cancelledEarly, submitted }
             var events: [Event] = []
-            var requests: [RequestID: RequestState] = [:]
-            var nextID: RequestID = 1
             var ownerExited = false
             var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
         }
 
         let inbox = Mutex(Inbox())
         let statistics = Mutex(HTTP2PoolStatistics())
+        private let nextID = Atomic<RequestID>(1)
         /// Wakes the owner; called under the inbox's lock, only while the owner has not exited, and only when the
         /// inbox was empty: the owner takes every event at once, so a non-empty inbox means a wake-up is already on
         /// its way (one wake-up per batch, not per request).
@@ -48,16 +51,12 @@ extension HTTP2Pool {
             if inbox.events.count == 1 { wake() }
         }
 
-        /// Takes an id before the request exists, so that a cancellation arriving first is not lost.
+        /// Takes an id before the request exists, so that its cancellation handler can name it.
         func reserve() -> RequestID {
-            inbox.withLock { inbox in
-                let id = inbox.nextID
-                inbox.nextID += 1
-                inbox.requests[id] = .reserved
-                return id
-            }
+            nextID.add(1, ordering: .relaxed).oldValue
         }
 
+        /// Hands a request to the owner; called on the caller's task, inside its continuation's closure.
         func submit(
             _ id: RequestID,
             request: HTTP2Request,
@@ -65,15 +64,8 @@ extension HTTP2Pool {
             continuation: Continuation
         ) {
             let refusal: HTTP2Error? = inbox.withLock { inbox in
-                if inbox.ownerExited {
-                    inbox.requests[id] = nil
-                    return HTTP2Error(.shuttingDown, detail: "the pool is shut down")
-                }
-                if inbox.requests[id] == .cancelledEarly {
-                    inbox.requests[id] = nil
-                    return HTTP2Error(.cancelled)
-                }
-                inbox.requests[id] = .submitted
+                if inbox.ownerExited { return HTTP2Error(.shuttingDown, detail: "the pool is shut down") }
+                if Task.isCancelled { return HTTP2Error(.cancelled) }
                 append(.submit(id, request, deadline, continuation), to: &inbox)
                 return nil
             }
@@ -82,14 +74,7 @@ extension HTTP2Pool {
 
         func cancel(_ id: RequestID) {
             inbox.withLock { inbox in
-                switch inbox.requests[id] {
-                case .reserved?:
-                    inbox.requests[id] = .cancelledEarly
-                case .submitted? where !inbox.ownerExited:
-                    append(.cancel(id), to: &inbox)
-                default:
-                    break
-                }
+                if !inbox.ownerExited { append(.cancel(id), to: &inbox) }
             }
         }
 
@@ -110,11 +95,10 @@ extension HTTP2Pool {
             }
         }
 
-        /// The owner takes the pending events and forgets the requests it has finished. `events` comes in empty and
-        /// goes out with the events: the two buffers swap, so neither is allocated again.
-        func exchange(finished: [RequestID], into events: inout [Event]) {
+        /// The owner takes the pending events. `events` comes in empty and goes out with the events: the two buffers
+        /// swap, so neither is allocated again.
+        func exchange(into events: inout [Event]) {
             inbox.withLock { inbox in
-                for id in finished { inbox.requests[id] = nil }
                 swap(&inbox.events, &events)
             }
         }
@@ -126,7 +110,6 @@ extension HTTP2Pool {
                 let result = (inbox.shutdownWaiters, inbox.events)
                 inbox.shutdownWaiters.removeAll()
                 inbox.events.removeAll()
-                inbox.requests.removeAll()
                 return result
             }
             for waiter in waiters { waiter.resume() }
