@@ -384,10 +384,11 @@ final class NGHTTP2Connection {
         if name.count == 7 && name.elementsEqual(":status".utf8) {
             // A new :status starts a new header block (after an informational response).
             stream.status = Self.decimal(value)
-            stream.headers.removeAll(keepingCapacity: true)
+            stream.headers.removeAll()
             return
         }
-        stream.headers.append(HTTPHeader(String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        // nghttp2 hands over names in lowercase (it refuses responses with uppercase ones).
+        stream.headers.append(name: name, value: value)
     }
 
     fileprivate func dataReceived(streamID: Int32, bytes: UnsafeBufferPointer<UInt8>) {
@@ -528,7 +529,7 @@ final class NGHTTP2Stream {
     var bodyOffset = 0
     var streamID: Int32 = 0
     var status = 0
-    var headers: [HTTPHeader] = []
+    var headers = FieldBuffer()
     var responseBody: [UInt8] = []
     /// The response ended with END_STREAM.
     var complete = false

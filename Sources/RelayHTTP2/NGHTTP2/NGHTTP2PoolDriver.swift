@@ -115,7 +115,7 @@ final class NGHTTP2PoolDriver {
                 let started = stream.started ?? stream.submitted
                 let response = HTTP2Response(
                     status: stream.status,
-                    headers: stream.headers,
+                    fields: stream.headers,
                     body: stream.responseBody,
                     timings: .init(
                         queued: stream.submitted.duration(to: started),
