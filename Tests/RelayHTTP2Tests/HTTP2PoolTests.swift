@@ -275,15 +275,11 @@ struct HTTP2PoolTests {
         let first = try await HTTP2TestServer.start(handler: Self.echo)
         let pool = try Self.pool(for: first, backend: backend)
         #expect(try await pool.send(Self.request(first, 1)).status == 200)
-        let port = first.port
-        let identity = first.identity
         try await first.shutdown()
 
-        let second = try await HTTP2TestServer.start(
-            configuration: .init(port: port),
-            identity: identity,
-            handler: Self.echo
-        )
+        // Same port, same certificate directory (so the same CA file), as a restarted upstream.
+        let second = try await HTTP2TestServer.start(configuration: first.configuration, handler: Self.echo)
+        #expect(second.port == first.port)
         // The first attempt may meet the dead connection; a retryable error is allowed, success must follow.
         var status: Int?
         for attempt in 2...4 where status == nil {
@@ -318,6 +314,9 @@ struct HTTP2PoolTests {
         for (number, task) in tasks.enumerated() {
             #expect(try await task.value.header("x-request") == "\(number)", "in-flight request \(number) finished")
         }
+        // The drain let the streams complete: none was reset.
+        let seen = try await server.waitForStatistics { $0.connectionsOpen == 0 }
+        #expect(seen.resetsReceived == 0)
         do {
             _ = try await pool.send(Self.request(server, 11))
             Issue.record("a shut-down pool admitted a request")
