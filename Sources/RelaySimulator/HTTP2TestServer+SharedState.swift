@@ -85,6 +85,14 @@ extension HTTP2TestServer {
             }
         }
 
+        /// Starts the two stream peaks again: from now on they count the streams open when a stream opens.
+        func resetStreamPeaks() {
+            self.update { state in
+                state.statistics.maxConcurrentStreamsSeen = 0
+                state.statistics.maxConcurrentStreamsTotal = state.statistics.streamsInFlight
+            }
+        }
+
         func streamClosed() {
             self.update { $0.statistics.streamsInFlight -= 1 }
         }

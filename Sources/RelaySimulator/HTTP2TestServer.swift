@@ -235,6 +235,15 @@ package final class HTTP2TestServer: Sendable {
         }
     }
 
+    /// Starts ``HTTP2TestServerStatistics/maxConcurrentStreamsSeen`` and
+    /// ``HTTP2TestServerStatistics/maxConcurrentStreamsTotal`` again, so a test can measure a phase on its own: for
+    /// example how many streams a client opens after ``setMaxConcurrentStreams(_:)`` lowered the limit. A stream opened
+    /// afterwards counts with every stream already open on its connection; call it while no stream is open (wait for
+    /// ``HTTP2TestServerStatistics/streamsInFlight`` to reach 0) for an exact measure of what follows.
+    package func resetMaxConcurrentStreamsSeen() {
+        self.shared.resetStreamPeaks()
+    }
+
     /// Stalls every open connection, as ``HTTP2TestAction/stallConnection`` stalls one: it stops reading its socket
     /// and never sends another byte (no response, no `PING` ACK, no `WINDOW_UPDATE`, no `GOAWAY`), while its TCP
     /// connection stays open, so a client can only find out with a timeout (a `PING` that is never acknowledged).

@@ -8,9 +8,11 @@ package struct HTTP2TestServerStatistics: Sendable, Equatable {
     package var streamsTotal: Int = 0
     /// Request streams currently open (from the request's HEADERS until the stream closes either way).
     package var streamsInFlight: Int = 0
-    /// The most streams that were open at the same time on any one connection.
+    /// The most streams that were open at the same time on any one connection, since the server started or
+    /// ``HTTP2TestServer/resetMaxConcurrentStreamsSeen()`` was last called.
     package var maxConcurrentStreamsSeen: Int = 0
-    /// The most streams that were open at the same time across all connections.
+    /// The most streams that were open at the same time across all connections, since the server started or
+    /// ``HTTP2TestServer/resetMaxConcurrentStreamsSeen()`` was last called.
     package var maxConcurrentStreamsTotal: Int = 0
     /// `GOAWAY` frames the server sent (scripted actions, ``HTTP2TestServer/Configuration/goAwayEveryStreams`` and
     /// ``HTTP2TestServer/goAwayAllConnections()``).

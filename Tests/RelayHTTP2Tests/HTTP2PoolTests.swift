@@ -6,7 +6,8 @@ import Testing
 
 @testable import RelayHTTP2
 
-/// The pool against the loopback HTTP/2-over-TLS server: real sockets, real TLS with ALPN h2, real libcurl.
+/// The pool against the loopback HTTP/2-over-TLS server: real sockets, real TLS with ALPN h2, on both backends
+/// (nghttp2 over OpenSSL, and libcurl).
 @Suite(.timeLimit(.minutes(1)))
 struct HTTP2PoolTests {
     /// Echoes the request's `x-request` header and body length, so a response can be matched to its request.
@@ -22,12 +23,14 @@ struct HTTP2PoolTests {
 
     static func pool(
         for server: HTTP2TestServer,
+        backend: HTTP2Backend,
         maxConnections: Int = 2,
         maxConcurrentStreams: Int = 100,
         requestTimeout: Duration = .seconds(20)
     ) throws -> HTTP2Pool {
         try HTTP2Pool(
             configuration: .init(
+                backend: backend,
                 maxConnections: maxConnections,
                 maxConcurrentStreams: maxConcurrentStreams,
                 requestTimeout: requestTimeout,
@@ -45,7 +48,8 @@ struct HTTP2PoolTests {
         )
     }
 
-    @Test func requestReachesTheServerAndTheResponseComesBack() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func requestReachesTheServerAndTheResponseComesBack(backend: HTTP2Backend) async throws {
         let received = Mutex<[HTTP2TestRequest]>([])
         let server = try await HTTP2TestServer.start { request in
             received.withLock { $0.append(request) }
@@ -53,7 +57,7 @@ struct HTTP2PoolTests {
                 HTTP2TestResponse(status: 410, headers: [("apns-id", "abc")], body: Array(#"{"reason":"Unregistered"}"#.utf8))
             )
         }
-        let pool = try Self.pool(for: server)
+        let pool = try Self.pool(for: server, backend: backend)
         let response = try await pool.send(Self.request(server, 7))
         #expect(response.status == 410)
         #expect(response.header("apns-id") == "abc")
@@ -70,14 +74,15 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func fewConnectionsCarryManyConcurrentRequests() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func fewConnectionsCarryManyConcurrentRequests(backend: HTTP2Backend) async throws {
         let server = try await HTTP2TestServer.start(
             configuration: .init(maxConcurrentStreams: 200),
             handler: { request in
                 .respond(HTTP2TestResponse(status: 200, headers: [("x-request", request.header("x-request") ?? "")], body: []), delay: .milliseconds(20))
             }
         )
-        let pool = try Self.pool(for: server, maxConnections: 2, maxConcurrentStreams: 200)
+        let pool = try Self.pool(for: server, backend: backend, maxConnections: 2, maxConcurrentStreams: 200)
         let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
             for number in 0..<600 {
                 group.addTask { (number, try await pool.send(Self.request(server, number)).header("x-request")) }
@@ -93,14 +98,15 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func admissionRespectsTheServersStreamLimit() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func admissionRespectsTheServersStreamLimit(backend: HTTP2Backend) async throws {
         let server = try await HTTP2TestServer.start(
             configuration: .init(maxConcurrentStreams: 10),
             handler: { _ in .respond(HTTP2TestResponse(status: 200, headers: [], body: []), delay: .milliseconds(10)) }
         )
         // The pool would allow 100 streams per connection; the server allows 10, and the pool waits for the first
         // response (which follows the server's SETTINGS) before it fills the connection.
-        let pool = try Self.pool(for: server, maxConnections: 1, maxConcurrentStreams: 100)
+        let pool = try Self.pool(for: server, backend: backend, maxConnections: 1, maxConcurrentStreams: 100)
         let statuses = try await Self.burst(pool, server, count: 150)
         #expect(statuses.count == 150 && statuses.allSatisfy { $0 == 200 })
         #expect(server.statistics.maxConcurrentStreamsSeen <= 10)
@@ -109,14 +115,15 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func aSecondConnectionStillCarriesEveryRequest() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func aSecondConnectionStillCarriesEveryRequest(backend: HTTP2Backend) async throws {
         // A connection opened under load gets its first flight before the server's SETTINGS arrive (libcurl 7.88.1
         // assumes 100 streams until then); the requests must all succeed anyway, within the connection limit.
         let server = try await HTTP2TestServer.start(
             configuration: .init(maxConcurrentStreams: 10),
             handler: { _ in .respond(HTTP2TestResponse(status: 200, headers: [], body: []), delay: .milliseconds(10)) }
         )
-        let pool = try Self.pool(for: server, maxConnections: 2, maxConcurrentStreams: 100)
+        let pool = try Self.pool(for: server, backend: backend, maxConnections: 2, maxConcurrentStreams: 100)
         let statuses = try await Self.burst(pool, server, count: 300)
         #expect(statuses.count == 300 && statuses.allSatisfy { $0 == 200 })
         #expect(server.statistics.connectionsAccepted <= 2)
@@ -131,11 +138,12 @@ struct HTTP2PoolTests {
         }
     }
 
-    @Test func requestTimesOutAtItsDeadline() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func requestTimesOutAtItsDeadline(backend: HTTP2Backend) async throws {
         let server = try await HTTP2TestServer.start { _ in
             .respond(HTTP2TestResponse(status: 200, headers: [], body: []), delay: .seconds(30))
         }
-        let pool = try Self.pool(for: server)
+        let pool = try Self.pool(for: server, backend: backend)
         await #expect(throws: HTTP2Error.self) {
             do {
                 _ = try await pool.send(Self.request(server, 1, timeout: .milliseconds(300)))
@@ -150,14 +158,15 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func cancellingTheCallerRemovesItsTransfer() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func cancellingTheCallerRemovesItsTransfer(backend: HTTP2Backend) async throws {
         let arrived = AsyncStream<Void>.makeStream()
         let server = try await HTTP2TestServer.start { request in
             guard request.header("x-request") == "1" else { return Self.echoResponse(request) }
             arrived.continuation.yield()
             return .respond(HTTP2TestResponse(status: 200, headers: [], body: []), delay: .seconds(30))
         }
-        let pool = try Self.pool(for: server)
+        let pool = try Self.pool(for: server, backend: backend)
         let task = Task { try await pool.send(Self.request(server, 1)) }
         var iterator = arrived.stream.makeAsyncIterator()
         _ = await iterator.next()  // the request is on the wire
@@ -173,9 +182,10 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func cancellingBeforeSubmissionNeverSends() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func cancellingBeforeSubmissionNeverSends(backend: HTTP2Backend) async throws {
         let server = try await HTTP2TestServer.start(handler: Self.echo)
-        let pool = try Self.pool(for: server)
+        let pool = try Self.pool(for: server, backend: backend)
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await pool.send(Self.request(server, 1))
@@ -186,9 +196,10 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func streamResetIsATypedRetryableError() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func streamResetIsATypedRetryableError(backend: HTTP2Backend) async throws {
         let server = try await HTTP2TestServer.start { _ in .resetStream(code: .internalError) }
-        let pool = try Self.pool(for: server)
+        let pool = try Self.pool(for: server, backend: backend)
         do {
             let response = try await pool.send(Self.request(server, 1))
             Issue.record("a reset stream was reported as a response: \(response.status)")
@@ -200,11 +211,12 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func droppedConnectionIsATypedErrorNeverSuccess() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func droppedConnectionIsATypedErrorNeverSuccess(backend: HTTP2Backend) async throws {
         let server = try await HTTP2TestServer.start { request in
             request.header("x-request") == "1" ? .dropConnection : Self.echoResponse(request)
         }
-        let pool = try Self.pool(for: server)
+        let pool = try Self.pool(for: server, backend: backend)
         do {
             let response = try await pool.send(Self.request(server, 1))
             Issue.record("a dropped connection was reported as a response: \(response.status)")
@@ -217,7 +229,8 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func goAwayInTheMiddleOfABurst() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func goAwayInTheMiddleOfABurst(backend: HTTP2Backend) async throws {
         let server = try await HTTP2TestServer.start(
             configuration: .init(maxConcurrentStreams: 100),
             handler: { request in
@@ -226,7 +239,7 @@ struct HTTP2PoolTests {
                 return number == 50 ? .goAway(thenRespond: response) : .respond(response, delay: .milliseconds(5))
             }
         )
-        let pool = try Self.pool(for: server, maxConnections: 2)
+        let pool = try Self.pool(for: server, backend: backend, maxConnections: 2)
         let outcomes = await withTaskGroup(of: (Int, Result<String?, HTTP2Error>).self) { group in
             for number in 0..<300 {
                 group.addTask {
@@ -257,19 +270,16 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func poolReconnectsAfterTheServerRestarts() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func poolReconnectsAfterTheServerRestarts(backend: HTTP2Backend) async throws {
         let first = try await HTTP2TestServer.start(handler: Self.echo)
-        let pool = try Self.pool(for: first)
+        let pool = try Self.pool(for: first, backend: backend)
         #expect(try await pool.send(Self.request(first, 1)).status == 200)
-        let port = first.port
-        let identity = first.identity
         try await first.shutdown()
 
-        let second = try await HTTP2TestServer.start(
-            configuration: .init(port: port),
-            identity: identity,
-            handler: Self.echo
-        )
+        // Same port, same certificate directory (so the same CA file), as a restarted upstream.
+        let second = try await HTTP2TestServer.start(configuration: first.configuration, handler: Self.echo)
+        #expect(second.port == first.port)
         // The first attempt may meet the dead connection; a retryable error is allowed, success must follow.
         var status: Int?
         for attempt in 2...4 where status == nil {
@@ -285,7 +295,8 @@ struct HTTP2PoolTests {
         try await second.shutdown()
     }
 
-    @Test func shutdownDrainsInFlightRequests() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func shutdownDrainsInFlightRequests(backend: HTTP2Backend) async throws {
         let arrivals = AsyncStream<Void>.makeStream()
         let server = try await HTTP2TestServer.start { request in
             arrivals.continuation.yield()
@@ -294,7 +305,7 @@ struct HTTP2PoolTests {
                 delay: .milliseconds(300)
             )
         }
-        let pool = try Self.pool(for: server)
+        let pool = try Self.pool(for: server, backend: backend)
         let tasks = (0..<10).map { number in Task { try await pool.send(Self.request(server, number)) } }
         var iterator = arrivals.stream.makeAsyncIterator()
         for _ in 0..<10 { _ = await iterator.next() }  // all ten are on the wire
@@ -303,6 +314,9 @@ struct HTTP2PoolTests {
         for (number, task) in tasks.enumerated() {
             #expect(try await task.value.header("x-request") == "\(number)", "in-flight request \(number) finished")
         }
+        // The drain let the streams complete: none was reset.
+        let seen = try await server.waitForStatistics { $0.connectionsOpen == 0 }
+        #expect(seen.resetsReceived == 0)
         do {
             _ = try await pool.send(Self.request(server, 11))
             Issue.record("a shut-down pool admitted a request")
@@ -312,13 +326,14 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func drainDeadlineFailsWhatIsLeft() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func drainDeadlineFailsWhatIsLeft(backend: HTTP2Backend) async throws {
         let arrived = AsyncStream<Void>.makeStream()
         let server = try await HTTP2TestServer.start { _ in
             arrived.continuation.yield()
             return .respond(HTTP2TestResponse(status: 200, headers: [], body: []), delay: .seconds(30))
         }
-        let pool = try Self.pool(for: server)
+        let pool = try Self.pool(for: server, backend: backend)
         let task = Task { try await pool.send(Self.request(server, 1)) }
         var iterator = arrived.stream.makeAsyncIterator()
         _ = await iterator.next()
@@ -332,9 +347,10 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
-    @Test func poolsAreSeparatePerCredential() async throws {
+    @Test(arguments: HTTP2Backend.allCases)
+    func poolsAreSeparatePerCredential(backend: HTTP2Backend) async throws {
         let server = try await HTTP2TestServer.start(handler: Self.echo)
-        let client = HTTP2Client(configuration: .init(maxConnections: 1, caFile: server.caFilePath))
+        let client = HTTP2Client(configuration: .init(backend: backend, maxConnections: 1, caFile: server.caFilePath))
         _ = try await client.send(Self.request(server, 1), credential: "apns:production:KEY1")
         _ = try await client.send(Self.request(server, 2), credential: "apns:production:KEY1")
         _ = try await client.send(Self.request(server, 3), credential: "apns:production:KEY2")

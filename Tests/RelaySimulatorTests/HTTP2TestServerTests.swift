@@ -218,6 +218,34 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func streamPeaksStartAgainAfterAReset() async throws {
+        let four = Gate(count: 4)
+        try await withServer { request in
+            if request.path == "/wide" { await four.arrive() }
+            return .respond(HTTP2TestResponse(status: 200))
+        } body: { server in
+            let client = try await HTTP2TestClient.connect(port: server.port, trusting: server.caFilePath)
+            // Four streams open at once, then the peaks start again and one stream at a time follows.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 { group.addTask { _ = try await client.request(path: "/wide") } }
+                try await group.waitForAll()
+            }
+            let wide = try await server.waitForStatistics { $0.streamsInFlight == 0 }
+            #expect(wide.maxConcurrentStreamsSeen == 4)
+            #expect(wide.maxConcurrentStreamsTotal == 4)
+
+            server.resetMaxConcurrentStreamsSeen()
+            #expect(server.statistics.maxConcurrentStreamsSeen == 0)
+            for _ in 0..<3 { #expect(try await client.request(path: "/narrow").status == 200) }
+            let narrow = try await server.waitForStatistics { $0.streamsInFlight == 0 }
+            #expect(narrow.maxConcurrentStreamsSeen == 1)
+            #expect(narrow.maxConcurrentStreamsTotal == 1)
+            #expect(narrow.streamsTotal == 7, "only the peaks start again")
+            await client.close()
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func thousandsOfConcurrentStreamsAllGetTheirOwnAnswer() async throws {
         let connections = 4
         let requestsPerConnection = 500
