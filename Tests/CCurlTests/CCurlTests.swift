@@ -14,10 +14,11 @@ import Testing
 
     /// libcurl 8 (bookworm-backports on Debian 12; scripts/bootstrap.sh installs it): 7.88.1 over-connects, breaks on
     /// reused h2c connections and can report a reset stream as `CURLE_OK`.
-    @Test func linkedLibcurlIsAtLeastVersion8() throws {
+    @Test func linkedLibcurlIsAtLeastVersion8_10() throws {
         let info = try #require(relay_curl_version_info())
         let version = info.pointee.version.map { String(cString: $0) } ?? "unknown"
-        #expect(info.pointee.version_num >= 0x08_00_00, "linked libcurl \(version) is older than 8.0")
+        // 8.10 is the first to offer only h2 in ALPN under CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE (no HTTP/1.1 fallback).
+        #expect(info.pointee.version_num >= 0x08_0A_00, "linked libcurl \(version) is older than 8.10")
     }
 
     @Test func linkedLibcurlIsThreadSafe() {

@@ -190,7 +190,9 @@ final class CurlOwner {
         guard let easy = curl_easy_init() else { return nil }
         var failure: CURLcode = CURLE_OK
         func check(_ code: CURLcode) { if failure == CURLE_OK && code != CURLE_OK { failure = code } }
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
+        // HTTP/2 only: from libcurl 8.10 on, prior knowledge makes an https transfer offer nothing but h2 in ALPN,
+        // so a server without HTTP/2 is never sent an HTTP/1.1 request (CURL_HTTP_VERSION_2TLS would fall back).
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
