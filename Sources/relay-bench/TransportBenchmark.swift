@@ -171,9 +171,16 @@ struct TransportBenchmark: AsyncParsableCommand {
     }
 
     /// Sends `request` `total` times with `concurrency` workers; a success is any 2xx answer.
+    /// Each request is built anew, as a relay builds each push's: one request value shared by every sender would have
+    /// all threads update the reference counts of the same few buffers.
     static func drive(pool: HTTP2Pool, request: HTTP2Request, total: Int, concurrency: Int) async -> Result {
-        await RelayBenchmark.drive(total: total, concurrency: concurrency, accept: { (200..<300).contains($0.status) }) { _ in
-            try await pool.send(request)
+        let url = request.url
+        let headers = request.headers
+        let body = request.body
+        return await RelayBenchmark.drive(total: total, concurrency: concurrency, accept: { (200..<300).contains($0.status) }) { _ in
+            var copy = HTTP2Request(url: url, headers: headers, body: [])
+            copy.body = body.withUnsafeBufferPointer { Array($0) }
+            return try await pool.send(copy)
         }
     }
 
