@@ -156,7 +156,9 @@ struct ProviderSimulatorEndToEndTests {
     }
 
     @Test func aSlowUpstreamTimesOutIntoUnavailableAfterItsAttempts() async throws {
-        let harness = try await Harness(requestTimeout: .milliseconds(300)) { $0.slowLatency = .seconds(5) }
+        // A timeout long enough that the fast push beside the slow one is answered in time even when the whole suite
+        // shares the machine (300 ms was not, under load), and an upstream far slower than it.
+        let harness = try await Harness(requestTimeout: .seconds(1)) { $0.slowLatency = .seconds(30) }
         let report = await harness.apns.send(try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0555")], provider: .apns)[0])
         #expect(report.outcome == .unavailable(reason: "transport: timeout", retryAfter: nil))
         #expect(report.attempts == 3)
