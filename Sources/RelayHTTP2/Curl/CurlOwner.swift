@@ -106,7 +106,8 @@ final class CurlOwner {
     private func handle(_ event: HTTP2Pool.Event) {
         let now = clock.now
         switch event {
-        case .submit(let id, let request, let deadline, let continuation):
+        case .submit(let id, let request, let timeout, let continuation):
+            let deadline = now + timeout
             transfers[id] = CurlTransfer(
                 id: id,
                 request: request,

@@ -56,14 +56,14 @@ final class NGHTTP2PoolDriver {
 
     private func handle(_ event: HTTP2Pool.Event, now: ContinuousClock.Instant) {
         switch event {
-        case .submit(let id, let request, let deadline, let continuation):
+        case .submit(let id, let request, let timeout, let continuation):
             guard let path = path(of: request.url) else {
                 statistics.failed[.invalidRequest, default: 0] += 1
                 completions.append((continuation, .failure(HTTP2Error(.invalidRequest, detail: "not an https URL of the pool's origin"))))
                 return
             }
             pending[id] = NGHTTP2Stream(requestID: id, request: request, path: path, continuation: continuation, submitted: now)
-            perform(machine.requestSubmitted(id, deadline: deadline, freshConnection: request.freshConnection, now: now), now: now)
+            perform(machine.requestSubmitted(id, deadline: now + timeout, freshConnection: request.freshConnection, now: now), now: now)
         case .cancel(let id):
             perform(machine.requestCancelled(id, now: now), now: now)
         case .shutdown(let deadline):

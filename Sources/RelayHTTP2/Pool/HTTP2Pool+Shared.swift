@@ -14,7 +14,10 @@ extension HTTP2Pool {
 
     /// What callers and the owner exchange.
     enum Event: Sendable {
-        case submit(RequestID, HTTP2Request, ContinuousClock.Instant, Continuation)
+        /// The request and how long it may take; its deadline counts from when the owner takes it (within a loop
+        /// turn of the call). A `Duration` rather than an instant: `ContinuousClock.Instant` is resilient, and every
+        /// copy of an event holding one would be a call through its value witnesses.
+        case submit(RequestID, HTTP2Request, Duration, Continuation)
         case cancel(RequestID)
         case shutdown(deadline: ContinuousClock.Instant)
         /// The nghttp2 backend's DNS look-up for a connection finished (off the event loop).
@@ -23,7 +26,7 @@ extension HTTP2Pool {
 
     /// The state shared between callers and a pool's owner, each part behind its own lock.
     ///
-    /// A cancellation that comes before its request was submitted needs no bookkeeping: ``submit(_:request:deadline:continuation:)``
+    /// A cancellation that comes before its request was submitted needs no bookkeeping: ``submit(_:request:timeout:continuation:)``
     /// runs on the caller's task and, under the inbox's lock, refuses a task already cancelled; a task cancelled
     /// after that check appends its `cancel` after the `submit`. A `cancel` for a request the owner does not know (never
     /// submitted, or already finished) is ignored by the state machine.
@@ -60,13 +63,13 @@ extension HTTP2Pool {
         func submit(
             _ id: RequestID,
             request: HTTP2Request,
-            deadline: ContinuousClock.Instant,
+            timeout: Duration,
             continuation: Continuation
         ) {
             let refusal: HTTP2Error? = inbox.withLock { inbox in
                 if inbox.ownerExited { return HTTP2Error(.shuttingDown, detail: "the pool is shut down") }
                 if Task.isCancelled { return HTTP2Error(.cancelled) }
-                append(.submit(id, request, deadline, continuation), to: &inbox)
+                append(.submit(id, request, timeout, continuation), to: &inbox)
                 return nil
             }
             if let refusal { continuation.resume(throwing: refusal) }

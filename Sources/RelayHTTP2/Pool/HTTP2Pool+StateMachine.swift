@@ -130,13 +130,13 @@ extension HTTP2Pool {
         private enum Phase: Sendable, Equatable {
             case running
             /// Admitting nothing; queued and in-flight requests finish until `deadline`.
-            case draining(deadline: ContinuousClock.Instant)
+            case draining(deadline: Moment)
             case closed
         }
 
         struct Connection: Sendable {
             enum State: Sendable, Equatable {
-                case connecting(since: ContinuousClock.Instant)
+                case connecting(since: Moment)
                 case ready
                 /// Takes no new streams (GOAWAY, age, stream ids used up); closes when its last stream ends.
                 case draining
@@ -147,10 +147,10 @@ extension HTTP2Pool {
             var limit: Int
             /// Streams it carries now (the requests whose state is `.active` on it).
             var active = 0
-            var openedAt: ContinuousClock.Instant
-            var lastReceived: ContinuousClock.Instant
-            var idleSince: ContinuousClock.Instant?
-            var pingSentAt: ContinuousClock.Instant?
+            var openedAt: Moment
+            var lastReceived: Moment
+            var idleSince: Moment?
+            var pingSentAt: Moment?
 
             var hasRoom: Bool { state == .ready && active < limit }
         }
@@ -160,7 +160,7 @@ extension HTTP2Pool {
                 case queued
                 case active(ConnectionID)
             }
-            var deadline: ContinuousClock.Instant
+            var deadline: Moment
             var state: State
             var resends = 0
         }
@@ -173,11 +173,23 @@ extension HTTP2Pool {
         private var connections = ConnectionTable()
         private var nextConnectionID: ConnectionID = 1
         private var connectFailures = 0
-        private var reconnectAt: ContinuousClock.Instant?
+        private var reconnectAt: Moment?
         private var lastConnectError: HTTP2Error?
 
         package init(settings: Settings) {
             self.settings = settings
+            self.epoch = .now
+        }
+
+        /// The origin of the machine's ``Moment``s; any instant would do, decisions depend only on differences.
+        private let epoch: ContinuousClock.Instant
+
+        private func moment(_ instant: ContinuousClock.Instant) -> Moment {
+            Moment(nanoseconds: Moment.nanoseconds(epoch.duration(to: instant)))
+        }
+
+        private func instant(_ moment: Moment) -> ContinuousClock.Instant {
+            epoch + .nanoseconds(moment.nanoseconds)
         }
 
         // MARK: - Reading
@@ -193,8 +205,12 @@ extension HTTP2Pool {
 
         /// The earliest instant at which ``tick(now:)`` has something to do.
         package var nextDeadline: ContinuousClock.Instant? {
+            nextMoment.map(instant)
+        }
+
+        private var nextMoment: Moment? {
             var earliest = deadlines.peek?.deadline
-            func consider(_ instant: ContinuousClock.Instant?) {
+            func consider(_ instant: Moment?) {
                 guard let instant else { return }
                 earliest = earliest.map { min($0, instant) } ?? instant
             }
@@ -229,6 +245,8 @@ extension HTTP2Pool {
             freshConnection: Bool = false,
             now: ContinuousClock.Instant
         ) -> [Action] {
+            let deadline = moment(deadline)
+            let now = moment(now)
             guard phase == .running else {
                 return [.failRequest(id, HTTP2Error(.shuttingDown, detail: "the pool is shutting down"))]
             }
@@ -262,6 +280,7 @@ extension HTTP2Pool {
 
         /// The caller's task was cancelled.
         package mutating func requestCancelled(_ id: RequestID, now: ContinuousClock.Instant) -> [Action] {
+            let now = moment(now)
             let cancelled = HTTP2Error(.cancelled, detail: "the caller's task was cancelled")
             guard let request = requests[id] else { return [] }
             switch request.state {
@@ -278,6 +297,7 @@ extension HTTP2Pool {
 
         /// A stream ended; see ``StreamEnd``.
         package mutating func streamEnded(_ id: RequestID, _ end: StreamEnd, now: ContinuousClock.Instant) -> [Action] {
+            let now = moment(now)
             guard let request = requests[id], case .active(let connectionID) = request.state else { return [] }
             var actions: [Action] = []
             switch end {
@@ -310,6 +330,7 @@ extension HTTP2Pool {
 
         /// The connection is up (TCP, TLS with ALPN h2, the client preface sent).
         package mutating func connectionEstablished(_ id: ConnectionID, now: ContinuousClock.Instant) -> [Action] {
+            let now = moment(now)
             guard var connection = connections[id], case .connecting = connection.state else { return [] }
             connection.state = .ready
             connection.limit = settings.streamsBeforeSettings
@@ -329,6 +350,7 @@ extension HTTP2Pool {
             maxConcurrentStreams: Int?,
             now: ContinuousClock.Instant
         ) -> [Action] {
+            let now = moment(now)
             guard var connection = connections[id] else { return [] }
             connection.limit = min(settings.maxConcurrentStreams, max(0, maxConcurrentStreams ?? Int.max))
             connection.lastReceived = now
@@ -338,11 +360,13 @@ extension HTTP2Pool {
 
         /// Frames arrived on the connection: it is alive.
         package mutating func framesReceived(_ id: ConnectionID, now: ContinuousClock.Instant) {
+            let now = moment(now)
             connections[id]?.lastReceived = now
         }
 
         /// The server acknowledged our PING.
         package mutating func pingAcknowledged(_ id: ConnectionID, now: ContinuousClock.Instant) {
+            let now = moment(now)
             connections[id]?.pingSentAt = nil
             connections[id]?.lastReceived = now
         }
@@ -350,12 +374,14 @@ extension HTTP2Pool {
         /// GOAWAY arrived: streams up to its last stream id may still complete; the backend reports the others as
         /// ``StreamEnd/notProcessed``. The connection takes no new streams.
         package mutating func goAwayReceived(_ id: ConnectionID, now: ContinuousClock.Instant) -> [Action] {
-            drainConnection(id, now: now) + dispatch(now: now) + closeIfDrained()
+            let now = moment(now)
+            return drainConnection(id, now: now) + dispatch(now: now) + closeIfDrained()
         }
 
         /// The connection cannot open more streams (its stream ids are used up): it takes no new ones.
         package mutating func connectionExhausted(_ id: ConnectionID, now: ContinuousClock.Instant) -> [Action] {
-            drainConnection(id, now: now) + dispatch(now: now)
+            let now = moment(now)
+            return drainConnection(id, now: now) + dispatch(now: now)
         }
 
         /// The connection closed or could not be made. Its streams fail with `error` (outcome unknown); a connect
@@ -365,6 +391,10 @@ extension HTTP2Pool {
             error: HTTP2Error,
             now: ContinuousClock.Instant
         ) -> [Action] {
+            connectionClosed(id, error: error, at: moment(now))
+        }
+
+        private mutating func connectionClosed(_ id: ConnectionID, error: HTTP2Error, at now: Moment) -> [Action] {
             guard let connection = connections.remove(id) else { return [] }
             var actions: [Action] = []
             if case .connecting = connection.state {
@@ -385,6 +415,10 @@ extension HTTP2Pool {
 
         /// Time passed: deadlines, connect timeouts, PINGs, maximum age, idle connections, back-off, the drain.
         package mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+            tick(at: moment(now))
+        }
+
+        private mutating func tick(at now: Moment) -> [Action] {
             var actions: [Action] = []
             while let next = deadlines.peek, next.deadline <= now {
                 deadlines.pop()
@@ -408,7 +442,7 @@ extension HTTP2Pool {
                 case .connecting(let since):
                     if since + settings.connectTimeout <= now {
                         actions.append(.closeConnection(id, graceful: false))
-                        actions += connectionClosed(id, error: HTTP2Error(.connectFailed, detail: "connect timed out"), now: now)
+                        actions += connectionClosed(id, error: HTTP2Error(.connectFailed, detail: "connect timed out"), at: now)
                     }
                     continue
                 case .ready, .draining:
@@ -417,7 +451,7 @@ extension HTTP2Pool {
                 if let sent = connection.pingSentAt, sent + settings.pingTimeout <= now {
                     actions.append(.closeConnection(id, graceful: false))
                     let lost = HTTP2Error(.connectionLost, detail: "PING not acknowledged; outcome unknown")
-                    actions += connectionClosed(id, error: lost, now: now)
+                    actions += connectionClosed(id, error: lost, at: now)
                     continue
                 }
                 if connection.pingSentAt == nil, let interval = settings.pingInterval,
@@ -457,18 +491,20 @@ extension HTTP2Pool {
             deadline: ContinuousClock.Instant,
             now: ContinuousClock.Instant
         ) -> [Action] {
+            let deadline = moment(deadline)
+            let now = moment(now)
             switch phase {
             case .running: phase = .draining(deadline: deadline)
             case .draining(let current): phase = .draining(deadline: min(current, deadline))
             case .closed: return []
             }
-            return tick(now: now)
+            return tick(at: now)
         }
 
         // MARK: - Decisions
 
         /// Starts queued requests on connections with room, and opens connections when they are needed.
-        private mutating func dispatch(now: ContinuousClock.Instant) -> [Action] {
+        private mutating func dispatch(now: Moment) -> [Action] {
             guard phase != .closed else { return [] }
             var actions: [Action] = []
             while queue.count > 0, let connectionID = leastLoadedConnectionWithRoom() {
@@ -532,7 +568,7 @@ extension HTTP2Pool {
         private mutating func streamRemoved(
             _ id: RequestID,
             from connectionID: ConnectionID,
-            now: ContinuousClock.Instant
+            now: Moment
         ) -> [Action] {
             // The caller found the request active on this connection.
             let state = connections.update(connectionID) { connection -> Connection.State? in
@@ -546,7 +582,7 @@ extension HTTP2Pool {
             return [.closeConnection(connectionID, graceful: true)]
         }
 
-        private mutating func drainConnection(_ id: ConnectionID, now: ContinuousClock.Instant) -> [Action] {
+        private mutating func drainConnection(_ id: ConnectionID, now: Moment) -> [Action] {
             guard var connection = connections[id] else { return [] }
             if case .connecting = connection.state { return [] }
             connection.state = .draining
@@ -559,7 +595,7 @@ extension HTTP2Pool {
         }
 
         /// A connect failed: back off, and fail the waiting requests when no connection is left to take them.
-        private mutating func connectFailed(_ error: HTTP2Error, now: ContinuousClock.Instant) -> [Action] {
+        private mutating func connectFailed(_ error: HTTP2Error, now: Moment) -> [Action] {
             connectFailures += 1
             lastConnectError = error
             reconnectAt = now + Self.backoff(failures: connectFailures, base: settings.reconnectBackoff, limit: settings.reconnectBackoffLimit)
@@ -574,7 +610,7 @@ extension HTTP2Pool {
 
         /// While the last connect failed, no connection is usable and the back-off has not passed, new requests fail
         /// at once with that failure rather than wait for a connection that is not being made.
-        private func connectFailureRefusal(now: ContinuousClock.Instant) -> HTTP2Error? {
+        private func connectFailureRefusal(now: Moment) -> HTTP2Error? {
             guard let reconnectAt, now < reconnectAt, let lastConnectError,
                 !connections.all.contains(where: { $0.state != .draining })
             else { return nil }
@@ -715,7 +751,7 @@ struct RequestQueue: Sendable {
 /// ``compact(liveCount:keeping:)`` rebuilds the heap from the live ones, once those are fewer than half.
 struct DeadlineHeap: Sendable {
     struct Entry: Sendable {
-        var deadline: ContinuousClock.Instant
+        var deadline: Moment
         var id: HTTP2Pool.RequestID
     }
     private var entries: [Entry] = []
@@ -723,7 +759,7 @@ struct DeadlineHeap: Sendable {
     var peek: Entry? { entries.first }
     var count: Int { entries.count }
 
-    mutating func push(_ deadline: ContinuousClock.Instant, _ id: HTTP2Pool.RequestID) {
+    mutating func push(_ deadline: Moment, _ id: HTTP2Pool.RequestID) {
         entries.append(Entry(deadline: deadline, id: id))
         siftUp(entries.count - 1)
     }
@@ -770,5 +806,32 @@ struct DeadlineHeap: Sendable {
             entries.swapAt(parent, smallest)
             parent = smallest
         }
+    }
+}
+
+/// An instant as the pool's state machine keeps it: nanoseconds from the machine's epoch.
+///
+/// `ContinuousClock.Instant` is resilient (its layout is hidden from this module), so every copy, comparison and
+/// addition of one is a call through its value witnesses, and every table holding one (requests, deadlines,
+/// connections) moves its entries through them. The machine converts the instants it is given once, at its entry
+/// points, and keeps plain integers (`relay-bench transport`: the deadline heap and the request table were a few per
+/// cent of the event loop's time in those calls).
+struct Moment: Comparable, Hashable, Sendable {
+    var nanoseconds: Int64
+
+    static func < (lhs: Moment, rhs: Moment) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+
+    static func + (moment: Moment, duration: Duration) -> Moment {
+        Moment(nanoseconds: moment.nanoseconds.addingReportingOverflow(nanoseconds(duration)).overflow
+            ? Int64.max : moment.nanoseconds + nanoseconds(duration))
+    }
+
+    /// A duration in whole nanoseconds, saturating at the limits of `Int64` (about 292 years).
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? Int64.min : Int64.max }
+        let (total, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflowAgain ? (seconds < 0 ? Int64.min : Int64.max) : total
     }
 }

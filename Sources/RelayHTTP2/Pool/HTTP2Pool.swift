@@ -48,8 +48,7 @@ package final class HTTP2Pool: Sendable {
         do {
             return try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { continuation in
-                    let timeout = request.timeout ?? configuration.requestTimeout
-                    shared.submit(id, request: request, deadline: .now + timeout, continuation: continuation)
+                    shared.submit(id, request: request, timeout: request.timeout ?? configuration.requestTimeout, continuation: continuation)
                 }
             } onCancel: {
                 shared.cancel(id)
