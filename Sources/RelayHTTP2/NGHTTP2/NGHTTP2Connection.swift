@@ -59,6 +59,8 @@ final class NGHTTP2Connection {
     /// the same stream, so most look-ups skip the hash.
     private var lastLookedUp: NGHTTP2Stream?
     private var reports: [Report] = []
+    /// Reused for each request's header block (see ``HeaderBlock/fill(request:authority:path:)``).
+    private var headerBlock = HeaderBlock()
     private var output: [UInt8] = []
     private var outputOffset = 0
     private var watchingWrites = false
@@ -213,10 +215,10 @@ final class NGHTTP2Connection {
         guard phase == .open, let session else {
             return .failure(HTTP2Error(.connectionLost, detail: "the connection is not open"))
         }
-        let fields = HeaderBlock(request: stream.request, authority: origin.authority, path: stream.path)
+        headerBlock.fill(request: stream.request, authority: origin.authority, path: stream.path)
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: onReadBody)
         let hasBody = !stream.request.body.isEmpty
-        let streamID = fields.withNameValuePairs { pairs, count in
+        let streamID = headerBlock.withNameValuePairs { pairs, count in
             withUnsafePointer(to: &provider) { providerPointer in
                 nghttp2_submit_request(session, nil, pairs, count, hasBody ? providerPointer : nil, nil)
             }
@@ -574,9 +576,21 @@ struct HeaderBlock {
     private var storage: [UInt8] = []
     private var ranges: [(name: Range<Int>, value: Range<Int>)] = []
 
-    init(request: HTTP2Request, authority: String, path: String) {
+    init() {
         storage.reserveCapacity(512)
-        ranges.reserveCapacity(6 + request.headers.count)
+        ranges.reserveCapacity(16)
+    }
+
+    init(request: HTTP2Request, authority: String, path: String) {
+        self.init()
+        fill(request: request, authority: authority, path: path)
+    }
+
+    /// Replaces the fields with a request's, keeping the buffers: one block serves every request of a connection,
+    /// since nghttp2 copies the fields when the request is submitted.
+    mutating func fill(request: HTTP2Request, authority: String, path: String) {
+        storage.removeAll(keepingCapacity: true)
+        ranges.removeAll(keepingCapacity: true)
         add(":method", request.method)
         add(":scheme", "https")
         add(":authority", authority)

@@ -50,7 +50,8 @@ final class NGHTTP2PoolDriver {
     /// Takes every event the callers left in the inbox.
     func takeEvents(now: ContinuousClock.Instant) {
         shared.exchange(into: &events)
-        for event in events { handle(event, now: now) }
+        // By index: each event is lent to `handle`, not copied out of the array first.
+        for index in events.indices { handle(events[index], now: now) }
         events.removeAll(keepingCapacity: true)
     }
 
@@ -165,9 +166,9 @@ final class NGHTTP2PoolDriver {
     private func deliverCompletions() {
         if statisticsChanged || !completions.isEmpty { publishStatistics() }
         guard !completions.isEmpty else { return }
-        // Resuming only enqueues the callers' tasks elsewhere; nothing re-enters the driver meanwhile.
-        for (continuation, result) in completions { continuation.resume(with: result) }
-        completions.removeAll(keepingCapacity: true)
+        // Resuming only enqueues the callers' tasks elsewhere; nothing re-enters the driver meanwhile. Each result is
+        // moved out of the list (the order of resumption does not matter), not copied and released twice.
+        while let (continuation, result) = completions.popLast() { continuation.resume(with: result) }
     }
 
     private func openConnection(_ id: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
