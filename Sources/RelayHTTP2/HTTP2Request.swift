@@ -114,6 +114,8 @@ struct FieldBuffer {
     var isEmpty: Bool { bytes.isEmpty }
 
     mutating func append<Name: Collection<UInt8>, Value: Collection<UInt8>>(name: Name, value: Value) {
+        // One allocation for a typical response's fields rather than one per doubling.
+        if bytes.capacity == 0 { bytes.reserveCapacity(256) }
         Self.appendLength(name.count, to: &bytes)
         bytes.append(contentsOf: name)
         Self.appendLength(value.count, to: &bytes)
