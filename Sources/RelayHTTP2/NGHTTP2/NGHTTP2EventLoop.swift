@@ -165,6 +165,8 @@ final class NGHTTP2LoopThread {
                 guard let entry = connectionsByToken[token] else { continue }
                 entry.connection.socketReady(flags: flags[index], readBuffer: readBuffer)
                 entry.driver.process(entry.connection, now: now)
+                // The callers answered by what this socket brought resume now, while the loop goes on.
+                entry.driver.deliverCompletions()
             }
             takePending(now: now)
             var anyClosed = false
