@@ -195,7 +195,7 @@ struct TransportBenchmark: AsyncParsableCommand {
         let bodyPath = directory + "/body"
         let outputPath = directory + "/output"
         try Data(repeating: UInt8(ascii: "x"), count: bodyBytes).write(to: URL(fileURLWithPath: bodyPath))
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         let status = try await H2LoadGenerator.run(
             h2load,
