@@ -266,6 +266,16 @@ import Testing
         #expect(idle.connectionCount == 0)
     }
 
+    /// A pool whose requests all finish in time never ticks; the deadlines of finished requests must still go.
+    @Test func theDeadlineHeapStaysBoundedWithoutTicks() {
+        var pool = ready(limit: 100, maxConnections: 1)
+        for id in 2...100_001 as ClosedRange<UInt64> {
+            #expect(pool.requestSubmitted(id, deadline: later, now: t0) == [.startStream(id, 1)])
+            #expect(pool.streamEnded(id, .answered, now: t0) == [.finishRequest(id)])
+        }
+        #expect(pool.deadlineEntries < 2_000, "\(pool.deadlineEntries) entries for 100,000 finished requests")
+    }
+
     @Test func theQueueIsBounded() {
         var pool = machine(maxConnections: 1, maxQueued: 2)
         _ = pool.requestSubmitted(1, deadline: later, now: t0)

@@ -262,7 +262,7 @@ extension HTTP2Pool {
             // Fast path: nothing waits and a connection has room.
             if queue.count == 0, let connectionID = leastLoadedConnectionWithRoom() {
                 requests[id] = Request(deadline: deadline, state: .active(connectionID))
-                deadlines.push(deadline, id)
+                pushDeadline(deadline, id)
                 activate(id, on: connectionID)
                 return actions + [.startStream(id, connectionID)]
             }
@@ -273,7 +273,7 @@ extension HTTP2Pool {
                 return actions + [.failRequest(id, HTTP2Error(.overloaded, detail: "\(settings.maxQueued) requests are already waiting"))]
             }
             requests[id] = Request(deadline: deadline, state: .queued)
-            deadlines.push(deadline, id)
+            pushDeadline(deadline, id)
             queue.pushBack(id)
             return actions + dispatch(now: now)
         }
@@ -627,6 +627,16 @@ extension HTTP2Pool {
             }
             return min(delay, limit)
         }
+
+        /// Adds a request's deadline, and drops the entries of finished requests once they outnumber the live ones:
+        /// without a due deadline ``tick(now:)`` never runs, and the heap would grow by one entry per request.
+        private mutating func pushDeadline(_ deadline: Moment, _ id: RequestID) {
+            deadlines.push(deadline, id)
+            deadlines.compact(liveCount: requests.count) { requests[$0] != nil }
+        }
+
+        /// Entries in the deadline heap, live or finished (for tests of its bound).
+        var deadlineEntries: Int { deadlines.count }
 
         private mutating func forget(_ id: RequestID) {
             if let request = requests.removeValue(forKey: id), request.state == .queued {
