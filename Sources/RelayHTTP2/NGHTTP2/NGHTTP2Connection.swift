@@ -20,6 +20,11 @@ import Glibc
 /// - Streams: each request's ``NGHTTP2Stream`` sits in ``streams`` by stream id from submission to close; a stream
 ///   counts as answered only when its response ended with END_STREAM, and then whatever follows (RST_STREAM(NO_ERROR)
 ///   after an early answer) does not change that.
+///
+/// Exclusivity: as in ``NGHTTP2PoolDriver``, the properties marked `@exclusivity(unchecked)` skip the runtime's
+/// checks. nghttp2 calls back only from inside `nghttp2_session_mem_recv` and `nghttp2_session_mem_send`, and no
+/// access to these properties is in progress around those calls (`nghttp2_submit_request`, made while the header
+/// block is read, calls nothing back).
 final class NGHTTP2Connection {
     enum Phase: Equatable {
         case resolving
@@ -52,16 +57,16 @@ final class NGHTTP2Connection {
     private let maxResponseBytes: Int
 
     /// Streams from submission to close, by stream id.
-    private(set) var streams: [Int32: NGHTTP2Stream] = [:] {
+    @exclusivity(unchecked) private(set) var streams: [Int32: NGHTTP2Stream] = [:] {
         didSet { lastLookedUp = nil }
     }
     /// The stream the last callback asked for: a response's header and data callbacks come one after another for
     /// the same stream, so most look-ups skip the hash.
-    private var lastLookedUp: NGHTTP2Stream?
-    private var reports: [Report] = []
+    @exclusivity(unchecked) private var lastLookedUp: NGHTTP2Stream?
+    @exclusivity(unchecked) private var reports: [Report] = []
     /// Reused for each request's header block (see ``HeaderBlock/fill(request:authority:path:)``).
-    private var headerBlock = HeaderBlock()
-    private var output: [UInt8] = []
+    @exclusivity(unchecked) private var headerBlock = HeaderBlock()
+    @exclusivity(unchecked) private var output: [UInt8] = []
     private var outputOffset = 0
     private var watchingWrites = false
     /// Whether any frame arrived since the driver last asked.
@@ -517,7 +522,8 @@ extension NGHTTP2Connection: Sendable {}
 
 /// One request from submission until its caller is resumed: what to send, where its caller waits, and the state of
 /// its current stream on the wire (a request the server did not process is sent again on a new stream). One object
-/// per request, event-loop confined.
+/// per request, event-loop confined. Its `@exclusivity(unchecked)` buffers are written only by the nghttp2 callbacks
+/// of its connection, one at a time (see ``NGHTTP2Connection``).
 final class NGHTTP2Stream {
     let requestID: HTTP2Pool.RequestID
     let request: HTTP2Request
@@ -531,8 +537,8 @@ final class NGHTTP2Stream {
     var bodyOffset = 0
     var streamID: Int32 = 0
     var status = 0
-    var headers = FieldBuffer()
-    var responseBody: [UInt8] = []
+    @exclusivity(unchecked) var headers = FieldBuffer()
+    @exclusivity(unchecked) var responseBody: [UInt8] = []
     /// The response ended with END_STREAM.
     var complete = false
     /// nghttp2 could not send the request's HEADERS (after GOAWAY, or at a limit): the server never saw it.
