@@ -360,6 +360,30 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
+    /// The first URL fixes the pool's origin; later URLs of that origin keep their path and query (a query alone
+    /// becomes `/?…`), and a URL of another origin is refused without being sent.
+    @Test(arguments: HTTP2Backend.allCases)
+    func pathsOfThePoolsOriginAreKeptAndOtherOriginsRefused(backend: HTTP2Backend) async throws {
+        let paths = Mutex<[String]>([])
+        let server = try await HTTP2TestServer.start { request in
+            paths.withLock { $0.append(request.path) }
+            return Self.echoResponse(request)
+        }
+        let pool = try Self.pool(for: server, backend: backend)
+        _ = try await pool.send(HTTP2Request(url: server.baseURL + "/3/device/a?b=c"))
+        _ = try await pool.send(HTTP2Request(url: server.baseURL + "/3/device/%E2%9C%93"))
+        _ = try await pool.send(HTTP2Request(url: server.baseURL + "?only=query"))
+        #expect(paths.withLock { $0 } == ["/3/device/a?b=c", "/3/device/%E2%9C%93", "/?only=query"])
+        if backend == .nghttp2 {
+            let other = "https://127.0.0.1:\(server.port == 1 ? 2 : 1)/3/device/x"
+            let error = await LiveTransport.failure(pool, HTTP2Request(url: other))
+            #expect(error?.kind == .invalidRequest, "\(String(describing: error))")
+            #expect(paths.withLock { $0.count } == 3)
+        }
+        await pool.shutdown()
+        try await server.shutdown()
+    }
+
     static func echoResponse(_ request: HTTP2TestRequest) -> HTTP2TestAction {
         .respond(HTTP2TestResponse(status: 200, headers: [("x-request", request.header("x-request") ?? "")], body: []))
     }

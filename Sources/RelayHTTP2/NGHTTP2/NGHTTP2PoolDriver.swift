@@ -1,6 +1,10 @@
 import CNGHTTP2
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Runs one pool's ``HTTP2Pool/StateMachine`` on an event loop: takes the callers' events and the connections'
 /// reports, feeds them to the machine and carries out its actions. Confined to the loop's thread.
 ///
@@ -102,11 +106,8 @@ final class NGHTTP2PoolDriver {
     /// fixes the origin.
     private func path(of url: String) -> String? {
         let bytes = url.utf8
-        if !originPrefix.isEmpty, bytes.count > originPrefix.count, bytes.starts(with: originPrefix) {
-            let rest = bytes.dropFirst(originPrefix.count)
-            if let first = rest.first, first == UInt8(ascii: "/") || first == UInt8(ascii: "?") {
-                return first == UInt8(ascii: "/") ? String(Substring(rest)) : "/" + String(Substring(rest))
-            }
+        if !originPrefix.isEmpty, let path = bytes.withContiguousStorageIfAvailable({ samePrefixPath($0) }), let path {
+            return path
         }
         guard let (requestOrigin, path) = UpstreamOrigin.split(url) else { return nil }
         if origin == nil {
@@ -116,6 +117,18 @@ final class NGHTTP2PoolDriver {
             }
         }
         return requestOrigin == origin ? path : nil
+    }
+
+    /// The path of a URL that starts with the origin's prefix (compared as bytes), or `nil`.
+    private func samePrefixPath(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let count = originPrefix.count
+        guard bytes.count > count, let base = bytes.baseAddress,
+            originPrefix.withUnsafeBufferPointer({ prefix in prefix.baseAddress.map { memcmp($0, base, count) == 0 } ?? false })
+        else { return nil }
+        let first = bytes[count]
+        guard first == UInt8(ascii: "/") || first == UInt8(ascii: "?") else { return nil }
+        let rest = String(decoding: UnsafeBufferPointer(rebasing: bytes[count...]), as: UTF8.self)
+        return first == UInt8(ascii: "/") ? rest : "/" + rest
     }
 
     // MARK: - Actions

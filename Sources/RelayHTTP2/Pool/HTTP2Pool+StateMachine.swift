@@ -264,7 +264,9 @@ extension HTTP2Pool {
                 requests[id] = Request(deadline: deadline, state: .active(connectionID))
                 pushDeadline(deadline, id)
                 activate(id, on: connectionID)
-                return actions + [.startStream(id, connectionID)]
+                guard !actions.isEmpty else { return [.startStream(id, connectionID)] }
+                actions.append(.startStream(id, connectionID))
+                return actions
             }
             if let refusal = connectFailureRefusal(now: now) {
                 return actions + [.failRequest(id, refusal)]
@@ -275,7 +277,8 @@ extension HTTP2Pool {
             requests[id] = Request(deadline: deadline, state: .queued)
             pushDeadline(deadline, id)
             queue.pushBack(id)
-            return actions + dispatch(now: now)
+            actions.append(contentsOf: dispatch(now: now))
+            return actions
         }
 
         /// The caller's task was cancelled.
@@ -291,7 +294,10 @@ extension HTTP2Pool {
                 var actions: [Action] = [.cancelStream(id, connectionID, cancelled)]
                 actions += streamRemoved(id, from: connectionID, now: now)
                 forget(id)
-                return actions + dispatch(now: now) + closeIfDrained()
+                // Appended in place: `a + b + c` would copy the list once per `+`.
+                actions.append(contentsOf: dispatch(now: now))
+                actions.append(contentsOf: closeIfDrained())
+                return actions
             }
         }
 
@@ -323,7 +329,10 @@ extension HTTP2Pool {
             }
             // The request's end first, then what it means for its connection.
             actions += streamRemoved(id, from: connectionID, now: now)
-            return actions + dispatch(now: now) + closeIfDrained()
+            // Appended in place: `a + b + c` would copy the list once per `+`.
+            actions.append(contentsOf: dispatch(now: now))
+            actions.append(contentsOf: closeIfDrained())
+            return actions
         }
 
         // MARK: - Connections
@@ -408,7 +417,10 @@ extension HTTP2Pool {
                     actions.append(.failRequest(requestID, error))
                 }
             }
-            return actions + dispatch(now: now) + closeIfDrained()
+            // Appended in place: `a + b + c` would copy the list once per `+`.
+            actions.append(contentsOf: dispatch(now: now))
+            actions.append(contentsOf: closeIfDrained())
+            return actions
         }
 
         // MARK: - Time and shutdown
@@ -483,7 +495,10 @@ extension HTTP2Pool {
                 deadlines.removeAll()
                 for id in connections.ids { connections[id]?.active = 0 }
             }
-            return actions + dispatch(now: now) + closeIfDrained()
+            // Appended in place: `a + b + c` would copy the list once per `+`.
+            actions.append(contentsOf: dispatch(now: now))
+            actions.append(contentsOf: closeIfDrained())
+            return actions
         }
 
         /// Graceful shutdown: admit nothing new; queued and in-flight requests may finish until `deadline`.
