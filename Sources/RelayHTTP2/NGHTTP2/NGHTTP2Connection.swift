@@ -529,8 +529,9 @@ final class NGHTTP2Stream {
     let request: HTTP2Request
     let path: String
     let continuation: HTTP2Pool.Continuation
-    let submitted: ContinuousClock.Instant
-    var started: ContinuousClock.Instant?
+    /// When the request was taken and when its current stream started, as the pool's state machine counts time.
+    let submitted: Moment
+    var started: Moment?
     var openedConnection = false
 
     // The current stream.
@@ -550,7 +551,7 @@ final class NGHTTP2Stream {
         request: HTTP2Request,
         path: String,
         continuation: HTTP2Pool.Continuation,
-        submitted: ContinuousClock.Instant
+        submitted: Moment
     ) {
         self.requestID = requestID
         self.request = request

@@ -38,6 +38,8 @@ final class NGHTTP2PoolDriver {
     @exclusivity(unchecked) private var statistics = HTTP2PoolStatistics()
     private var statisticsChanged = true
     private(set) var isClosed = false
+    private var currentTurn: (instant: ContinuousClock.Instant, moment: Moment)?
+    private var lastTimeout: (duration: Duration, nanoseconds: Int64)?
 
     init(
         shared: HTTP2Pool.Shared,
@@ -83,8 +85,10 @@ final class NGHTTP2PoolDriver {
                 completions.append((continuation, .failure(HTTP2Error(.invalidRequest, detail: "not an https URL of the pool's origin"))))
                 return
             }
-            pending[id] = NGHTTP2Stream(requestID: id, request: request, path: path, continuation: continuation, submitted: now)
-            perform(machine.requestSubmitted(id, deadline: now + timeout, freshConnection: request.freshConnection, now: now), now: now)
+            let at = moment(of: now)
+            pending[id] = NGHTTP2Stream(requestID: id, request: request, path: path, continuation: continuation, submitted: at)
+            let deadline = Moment(nanoseconds: at.nanoseconds.addingReportingOverflow(nanoseconds(of: timeout)).partialValue)
+            perform(machine.requestSubmitted(id, deadline: deadline, freshConnection: request.freshConnection, at: at), now: now)
         case .cancel(let id):
             perform(machine.requestCancelled(id, now: now), now: now)
         case .shutdown(let deadline):
@@ -131,6 +135,23 @@ final class NGHTTP2PoolDriver {
         return first == UInt8(ascii: "/") ? rest : "/" + rest
     }
 
+    /// The loop turn's instant as the state machine keeps it, converted once per turn (a conversion divides a
+    /// 128-bit duration; the hot events take the result).
+    private func moment(of now: ContinuousClock.Instant) -> Moment {
+        if let turn = currentTurn, turn.instant == now { return turn.moment }
+        let converted = machine.moment(now)
+        currentTurn = (now, converted)
+        return converted
+    }
+
+    /// A request's timeout in nanoseconds; callers of one pool mostly use one timeout, so the last is kept.
+    private func nanoseconds(of timeout: Duration) -> Int64 {
+        if let last = lastTimeout, last.duration == timeout { return last.nanoseconds }
+        let converted = Moment.nanoseconds(timeout)
+        lastTimeout = (timeout, converted)
+        return converted
+    }
+
     // MARK: - Actions
 
     private func perform(_ actions: [HTTP2Pool.StateMachine.Action], now: ContinuousClock.Instant) {
@@ -143,13 +164,14 @@ final class NGHTTP2PoolDriver {
             case .finishRequest(let id):
                 guard let stream = pending.removeValue(forKey: id) else { continue }
                 let started = stream.started ?? stream.submitted
+                let finished = moment(of: now)
                 let response = HTTP2Response(
                     status: stream.status,
                     fields: stream.headers,
                     body: stream.responseBody,
                     timings: .init(
-                        queued: stream.submitted.duration(to: started),
-                        transfer: started.duration(to: now),
+                        queued: .nanoseconds(started.nanoseconds - stream.submitted.nanoseconds),
+                        transfer: .nanoseconds(finished.nanoseconds - started.nanoseconds),
                         openedConnection: stream.openedConnection
                     )
                 )
@@ -227,7 +249,7 @@ final class NGHTTP2PoolDriver {
             return
         }
         stream.prepareForSubmission()
-        stream.started = now
+        stream.started = moment(of: now)
         switch connection.submit(stream) {
         case .success:
             stream.openedConnection = connection.streamsStarted == 1
@@ -274,7 +296,7 @@ final class NGHTTP2PoolDriver {
                 machine.pingAcknowledged(id, now: now)
             case .streamClosed(let stream, let end):
                 if end == .notProcessed { statistics.streamsResent += 1 }
-                perform(machine.streamEnded(stream.requestID, end, now: now), now: now)
+                perform(machine.streamEnded(stream.requestID, end, at: moment(of: now)), now: now)
             case .failed(let error):
                 guard connections.removeValue(forKey: id) != nil else { continue }
                 countResets(of: connection)

@@ -184,7 +184,9 @@ extension HTTP2Pool {
         /// The origin of the machine's ``Moment``s; any instant would do, decisions depend only on differences.
         private let epoch: ContinuousClock.Instant
 
-        private func moment(_ instant: ContinuousClock.Instant) -> Moment {
+        /// An instant as the machine keeps it; an owner converts its loop turn's instant once and passes the result
+        /// to the events it feeds in that turn.
+        func moment(_ instant: ContinuousClock.Instant) -> Moment {
             Moment(nanoseconds: Moment.nanoseconds(epoch.duration(to: instant)))
         }
 
@@ -245,8 +247,17 @@ extension HTTP2Pool {
             freshConnection: Bool = false,
             now: ContinuousClock.Instant
         ) -> [Action] {
-            let deadline = moment(deadline)
-            let now = moment(now)
+            requestSubmitted(id, deadline: moment(deadline), freshConnection: freshConnection, at: moment(now))
+        }
+
+        /// ``requestSubmitted(_:deadline:freshConnection:now:)`` with instants the owner converted once per loop turn
+        /// (``moment(_:)``), rather than once per event.
+        mutating func requestSubmitted(
+            _ id: RequestID,
+            deadline: Moment,
+            freshConnection: Bool = false,
+            at now: Moment
+        ) -> [Action] {
             guard phase == .running else {
                 return [.failRequest(id, HTTP2Error(.shuttingDown, detail: "the pool is shutting down"))]
             }
@@ -303,7 +314,11 @@ extension HTTP2Pool {
 
         /// A stream ended; see ``StreamEnd``.
         package mutating func streamEnded(_ id: RequestID, _ end: StreamEnd, now: ContinuousClock.Instant) -> [Action] {
-            let now = moment(now)
+            streamEnded(id, end, at: moment(now))
+        }
+
+        /// ``streamEnded(_:_:now:)`` with an instant the owner converted once per loop turn.
+        mutating func streamEnded(_ id: RequestID, _ end: StreamEnd, at now: Moment) -> [Action] {
             guard let request = requests[id], case .active(let connectionID) = request.state else { return [] }
             var actions: [Action] = []
             switch end {
