@@ -178,6 +178,18 @@ import Testing
         #expect(Machine.backoff(failures: failures, base: .milliseconds(100), limit: .seconds(1)) == .milliseconds(milliseconds))
     }
 
+    /// Once the back-off after a failed connect has passed and a new connect starts, no timer is left in the past
+    /// (which would make every loop turn a timer turn until the connect ends).
+    @Test func aPassedBackOffLeavesNoTimerBehind() {
+        var pool = machine()
+        #expect(pool.requestSubmitted(1, deadline: later, now: t0) == [.openConnection(1)])
+        let refused = HTTP2Error(.connectFailed, detail: "refused")
+        #expect(pool.connectionClosed(1, error: refused, now: t0) == [.failRequest(1, refused)])
+        let t1 = t0 + .milliseconds(500)
+        #expect(pool.requestSubmitted(2, deadline: later, now: t1) == [.openConnection(2)])
+        #expect(pool.nextDeadline.map { $0 > t1 } == true, "a timer is due in the past")
+    }
+
     @Test func aConnectThatTakesTooLongFails() {
         var pool = machine(maxConnections: 1)
         _ = pool.requestSubmitted(1, deadline: later, now: t0)

@@ -384,6 +384,42 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
+    /// A shutdown and sends arriving together: every send ends (answered or refused), none is left waiting, even
+    /// when the pool closes in the middle of the batch that holds them.
+    @Test(arguments: HTTP2Backend.allCases)
+    func sendsRacingAShutdownAllEnd(backend: HTTP2Backend) async throws {
+        let server = try await HTTP2TestServer.start(handler: Self.echo)
+        for round in 0..<30 {
+            let pool = try Self.pool(for: server, backend: backend)
+            let ended = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await pool.shutdown()
+                    return true
+                }
+                for number in 0..<8 {
+                    group.addTask {
+                        _ = try? await pool.send(Self.request(server, round * 100 + number))
+                        return true
+                    }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(ended == 9)
+        }
+        try await server.shutdown()
+    }
+
+    /// A timeout of centuries is no timeout, not an overflow that fails the request at once.
+    @Test(arguments: HTTP2Backend.allCases)
+    func anEnormousTimeoutDoesNotOverflow(backend: HTTP2Backend) async throws {
+        let server = try await HTTP2TestServer.start(handler: Self.echo)
+        let pool = try Self.pool(for: server, backend: backend)
+        let response = try await pool.send(Self.request(server, 1, timeout: .seconds(Int64.max / 4)))
+        #expect(response.status == 200)
+        await pool.shutdown()
+        try await server.shutdown()
+    }
+
     static func echoResponse(_ request: HTTP2TestRequest) -> HTTP2TestAction {
         .respond(HTTP2TestResponse(status: 200, headers: [("x-request", request.header("x-request") ?? "")], body: []))
     }

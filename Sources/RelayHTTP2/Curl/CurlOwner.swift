@@ -463,10 +463,13 @@ private let onCloseSocket: relay_curl_closesocket_fn = { context, fd in
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded down.
+    /// Whole milliseconds, rounded down, saturating at the limits of `Int64`.
     var milliseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return overflowAgain ? (seconds < 0 ? .min : .max) : sum
     }
 
     /// Whole seconds, rounded down.

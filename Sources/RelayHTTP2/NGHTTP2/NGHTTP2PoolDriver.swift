@@ -66,6 +66,14 @@ final class NGHTTP2PoolDriver {
         // By index: each event is lent to `handle`, not copied out of the array first. A large batch goes out in
         // writes of `submissionsPerWrite` requests, so the server starts on the first while the rest are prepared.
         for index in events.indices {
+            guard !isClosed else {
+                // The pool closed within this batch (a shutdown with nothing left to finish): what came after fails
+                // as a submission after the owner's exit does, and no caller is left waiting.
+                if case .submit(_, _, _, let continuation) = events[index] {
+                    continuation.resume(throwing: HTTP2Error(.shuttingDown, detail: "the pool is shut down"))
+                }
+                continue
+            }
             handle(events[index], now: now)
             if (index + 1) % Self.submissionsPerWrite == 0 { flushDirty(now: now) }
         }
@@ -87,7 +95,8 @@ final class NGHTTP2PoolDriver {
             }
             let at = moment(of: now)
             pending[id] = NGHTTP2Stream(requestID: id, request: request, path: path, continuation: continuation, submitted: at)
-            let deadline = Moment(nanoseconds: at.nanoseconds.addingReportingOverflow(nanoseconds(of: timeout)).partialValue)
+            let (sum, overflow) = at.nanoseconds.addingReportingOverflow(nanoseconds(of: timeout))
+            let deadline = Moment(nanoseconds: overflow ? .max : sum)  // a timeout of centuries never passes
             perform(machine.requestSubmitted(id, deadline: deadline, freshConnection: request.freshConnection, at: at), now: now)
         case .cancel(let id):
             perform(machine.requestCancelled(id, now: now), now: now)
@@ -244,7 +253,10 @@ final class NGHTTP2PoolDriver {
     private func startStream(_ id: HTTP2Pool.RequestID, on connectionID: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
         guard let stream = pending[id] else { return }
         guard let connection = connections[connectionID], connection.phase == .open else {
-            // The connection went away while this action waited its turn: the request never left.
+            // The connection failed and its report waits its turn (a response and the connection's end read
+            // together): the request never left. The machine stops choosing that connection first, so the request
+            // goes elsewhere once, rather than bouncing off it until its resends run out.
+            if connections[connectionID] != nil { perform(machine.connectionExhausted(connectionID, now: now), now: now) }
             perform(machine.streamEnded(id, .notProcessed, now: now), now: now)
             return
         }
@@ -318,7 +330,10 @@ final class NGHTTP2PoolDriver {
     /// Runs the machine's timers when due, then sends what the connections have to send. Sending can close streams
     /// (a request whose response had already arrived), which can start others: it repeats until nothing is left.
     func advance(now: ContinuousClock.Instant) {
-        guard !isClosed else { return }
+        guard !isClosed else {
+            deliverCompletions()
+            return
+        }
         if let deadline = machine.nextDeadline, deadline <= now {
             perform(machine.tick(now: now), now: now)
         }

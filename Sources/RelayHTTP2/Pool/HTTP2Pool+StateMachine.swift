@@ -544,7 +544,12 @@ extension HTTP2Pool {
                 actions.append(.startStream(id, connectionID))
             }
             guard queue.count > 0 else { return actions }
-            if let reconnectAt, now < reconnectAt { return actions }
+            if let reconnectAt {
+                guard now >= reconnectAt else { return actions }
+                // The back-off has passed: forget its instant (a past one would make every loop turn a timer turn),
+                // keeping the count of failures so that the next back-off is longer.
+                self.reconnectAt = nil
+            }
             while queue.count > capacityBeingOpened, openConnections < settings.maxConnections {
                 let id = nextConnectionID
                 nextConnectionID += 1
@@ -862,8 +867,9 @@ struct Moment: Comparable, Hashable, Sendable {
     static func < (lhs: Moment, rhs: Moment) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 
     static func + (moment: Moment, duration: Duration) -> Moment {
-        Moment(nanoseconds: moment.nanoseconds.addingReportingOverflow(nanoseconds(duration)).overflow
-            ? Int64.max : moment.nanoseconds + nanoseconds(duration))
+        let span = nanoseconds(duration)
+        let (sum, overflow) = moment.nanoseconds.addingReportingOverflow(span)
+        return Moment(nanoseconds: overflow ? (span < 0 ? .min : .max) : sum)
     }
 
     /// A duration in whole nanoseconds, saturating at the limits of `Int64` (about 292 years).
