@@ -190,6 +190,18 @@ import Testing
         #expect(pool.nextDeadline.map { $0 > t1 } == true, "a timer is due in the past")
     }
 
+    /// A server that completes the handshake and closes before its SETTINGS is a failed connect: the next connect
+    /// waits for the back-off instead of following at once, again and again.
+    @Test func aConnectionLostBeforeItsSettingsBacksOff() {
+        var pool = machine()
+        #expect(pool.requestSubmitted(1, deadline: later, now: t0) == [.openConnection(1)])
+        #expect(pool.connectionEstablished(1, now: t0) == [])
+        let closed = HTTP2Error(.connectionLost, detail: "closed after the handshake")
+        #expect(pool.connectionClosed(1, error: closed, now: t0) == [.failRequest(1, closed)])
+        #expect(pool.requestSubmitted(2, deadline: later, now: t0 + .milliseconds(10)) == [.failRequest(2, closed)])
+        #expect(pool.requestSubmitted(3, deadline: later, now: t0 + .milliseconds(200)) == [.openConnection(2)])
+    }
+
     @Test func aConnectThatTakesTooLongFails() {
         var pool = machine(maxConnections: 1)
         _ = pool.requestSubmitted(1, deadline: later, now: t0)

@@ -150,7 +150,11 @@ final class NGHTTP2Connection {
             continueHandshake()
         case .open:
             if flags & (relay_epoll_in | relay_epoll_hup | relay_epoll_err) != 0 { readAvailable(into: readBuffer) }
-            if phase == .open, flags & relay_epoll_out != 0 { writeOutput() }
+            if phase == .open, flags & relay_epoll_out != 0 {
+                writeOutput()
+                // What nghttp2 held back while the socket was full goes out now.
+                if outputOffset >= output.count { flush() }
+            }
         case .resolving, .closed:
             break
         }
@@ -292,6 +296,9 @@ final class NGHTTP2Connection {
     /// Sends everything nghttp2 has to send, in one TLS write.
     func flush() {
         guard phase == .open, let session else { return }
+        // While the socket has not taken the last write, new frames stay in nghttp2, whose own limits then apply
+        // (a peer that stops reading cannot make this buffer grow).
+        guard outputOffset >= output.count else { return }
         while true {
             var data: UnsafePointer<UInt8>?
             let count = nghttp2_session_mem_send(session, &data)

@@ -205,6 +205,7 @@ final class NGHTTP2LoopThread {
         let now = clock.now
         var wait = Self.maxWaitMilliseconds
         for driver in drivers.values {
+            if driver.hasPendingWrites { return 0 }
             guard let deadline = driver.nextDeadline else { continue }
             let left = now.duration(to: deadline)
             wait = min(wait, max(0, left.milliseconds + 1))

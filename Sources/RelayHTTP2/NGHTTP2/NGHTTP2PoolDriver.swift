@@ -58,6 +58,9 @@ final class NGHTTP2PoolDriver {
 
     var nextDeadline: ContinuousClock.Instant? { isClosed ? nil : machine.nextDeadline }
 
+    /// Connections still have something to send (a turn stopped after 64 rounds of flushing): the loop must not sleep.
+    var hasPendingWrites: Bool { !isClosed && !dirty.isEmpty }
+
     // MARK: - Callers' events
 
     /// Takes every event the callers left in the inbox.
@@ -232,7 +235,7 @@ final class NGHTTP2PoolDriver {
     }
 
     private func openConnection(_ id: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
-        guard let origin else { return }
+        guard let origin, !isClosed else { return }
         let connection = loop.makeConnection(id: id, origin: origin, tls: tls, maxResponseBytes: configuration.maxResponseBytes, driver: self)
         connections[id] = connection
         if let address = SocketAddressBytes.literal(origin.host, port: origin.port) ?? dns.address(now: now) {

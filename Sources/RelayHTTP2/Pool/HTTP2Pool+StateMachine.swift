@@ -147,6 +147,8 @@ extension HTTP2Pool {
             var limit: Int
             /// Streams it carries now (the requests whose state is `.active` on it).
             var active = 0
+            /// The server's first SETTINGS arrived.
+            var settled = false
             var openedAt: Moment
             var lastReceived: Moment
             var idleSince: Moment?
@@ -361,9 +363,6 @@ extension HTTP2Pool {
             connection.lastReceived = now
             connection.idleSince = now
             connections[id] = connection
-            connectFailures = 0
-            reconnectAt = nil
-            lastConnectError = nil
             return dispatch(now: now)
         }
 
@@ -378,6 +377,13 @@ extension HTTP2Pool {
             guard var connection = connections[id] else { return [] }
             connection.limit = min(settings.maxConcurrentStreams, max(0, maxConcurrentStreams ?? Int.max))
             connection.lastReceived = now
+            if !connection.settled {
+                // The server spoke HTTP/2 to us: connecting works again, and the back-off starts over.
+                connection.settled = true
+                connectFailures = 0
+                reconnectAt = nil
+                lastConnectError = nil
+            }
             connections[id] = connection
             return dispatch(now: now)
         }
@@ -421,7 +427,9 @@ extension HTTP2Pool {
         private mutating func connectionClosed(_ id: ConnectionID, error: HTTP2Error, at now: Moment) -> [Action] {
             guard let connection = connections.remove(id) else { return [] }
             var actions: [Action] = []
-            if case .connecting = connection.state {
+            // A connection that ends before the server's first SETTINGS (refused, or closed right after the
+            // handshake) is a failed connect: the next one waits for the back-off rather than following at once.
+            if !connection.settled {
                 actions += connectFailed(error, now: now)
             }
             if connection.active > 0 {
