@@ -111,8 +111,6 @@ package struct HTTP2Response: Sendable, Equatable {
 struct FieldBuffer {
     private(set) var bytes: [UInt8] = []
 
-    var isEmpty: Bool { bytes.isEmpty }
-
     mutating func append<Name: Collection<UInt8>, Value: Collection<UInt8>>(name: Name, value: Value) {
         // One allocation for a typical response's fields rather than one per doubling.
         if bytes.capacity == 0 { bytes.reserveCapacity(256) }

@@ -16,7 +16,7 @@ struct HTTP2TestServerScriptingTests {
     // MARK: - Frame counters
 
     @Test func clientResetsAndPingsAreCounted() async throws {
-        try await withScriptedServer { request in
+        try await withServer { request in
             .respond(HTTP2TestResponse(status: 200, body: Array(String(request.streamID).utf8)))
         } body: { server in
             let client = try await HTTP2TestClient.connect(port: server.port, trusting: server.caFilePath)
@@ -44,7 +44,7 @@ struct HTTP2TestServerScriptingTests {
     }
 
     @Test func serverResetsAreNotMistakenForAnswers() async throws {
-        try await withScriptedServer { request in
+        try await withServer { request in
             request.path == "/reset" ? .resetStream(code: .refusedStream) : .respond(HTTP2TestResponse(status: 200))
         } body: { server in
             let client = try await HTTP2TestClient.connect(port: server.port, trusting: server.caFilePath)
@@ -65,7 +65,7 @@ struct HTTP2TestServerScriptingTests {
 
     @Test func smallInitialWindowIsAdvertisedAndBodiesStillFlow() async throws {
         let body = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
-        try await withScriptedServer(.init(initialWindowSize: 1024)) { request in
+        try await withServer(.init(initialWindowSize: 1024)) { request in
             .respond(HTTP2TestResponse(status: 200, body: request.body))
         } body: { server in
             let client = try await HTTP2TestClient.connect(port: server.port, trusting: server.caFilePath)
@@ -82,7 +82,7 @@ struct HTTP2TestServerScriptingTests {
     }
 
     @Test func defaultWindowIsOneMebibyte() async throws {
-        try await withScriptedServer { _ in
+        try await withServer { _ in
             .respond(HTTP2TestResponse(status: 200))
         } body: { server in
             let client = try await HTTP2TestClient.connect(port: server.port, trusting: server.caFilePath)
@@ -102,7 +102,7 @@ struct HTTP2TestServerScriptingTests {
     // MARK: - ALPN
 
     @Test func serverWithoutH2ClosesTheConnectionAfterTheHandshake() async throws {
-        try await withScriptedServer(.init(alpnProtocols: ["http/1.1"])) { _ in
+        try await withServer(.init(alpnProtocols: ["http/1.1"])) { _ in
             .respond(HTTP2TestResponse(status: 200))
         } body: { server in
             let client = try await HTTP2TestClient.connect(
@@ -130,7 +130,7 @@ struct HTTP2TestServerScriptingTests {
 
     @Test func answerBeforeBodyRespondsAtHeadersThenResetsWithNoError() async throws {
         let bodies = Recorder<[UInt8]>()
-        try await withScriptedServer(.init(answerBeforeBody: true)) { request in
+        try await withServer(.init(answerBeforeBody: true)) { request in
             bodies.append(request.body)
             return .respond(.json(413, #"{"reason":"PayloadTooLarge"}"#))
         } body: { server in
@@ -159,7 +159,7 @@ struct HTTP2TestServerScriptingTests {
     @Test func loweredStreamLimitReachesOpenAndLaterConnectionsWithoutKillingOpenStreams() async throws {
         // Three handlers wait here; the test is the fourth arrival and opens the gate.
         let gate = Gate(count: 4)
-        try await withScriptedServer { _ in
+        try await withServer { _ in
             await gate.arrive()
             return .respond(HTTP2TestResponse(status: 200))
         } body: { server in
@@ -282,7 +282,7 @@ struct HTTP2TestServerScriptingTests {
     }
 
     @Test func droppingAStalledConnectionClosesIt() async throws {
-        try await withScriptedServer { _ in
+        try await withServer { _ in
             .stallConnection
         } body: { server in
             let client = try await HTTP2TestClient.connect(port: server.port, trusting: server.caFilePath)
@@ -295,20 +295,4 @@ struct HTTP2TestServerScriptingTests {
             try await server.waitForStatistics { $0.connectionsOpen == 0 }
         }
     }
-}
-
-/// Runs `body` against a started server and always shuts the server down.
-private func withScriptedServer(
-    _ configuration: HTTP2TestServer.Configuration = .init(),
-    handler: @escaping @Sendable (HTTP2TestRequest) async -> HTTP2TestAction,
-    body: (HTTP2TestServer) async throws -> Void
-) async throws {
-    let server = try await HTTP2TestServer.start(configuration: configuration, handler: handler)
-    do {
-        try await body(server)
-    } catch {
-        try? await server.shutdown()
-        throw error
-    }
-    try await server.shutdown()
 }

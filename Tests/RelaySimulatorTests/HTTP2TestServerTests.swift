@@ -565,8 +565,8 @@ import Testing
     }
 }
 
-/// Runs `body` against a started server and always shuts the server down.
-private func withServer(
+/// Runs `body` against a started server and always shuts the server down (shared by this target's suites).
+func withServer(
     _ configuration: HTTP2TestServer.Configuration = .init(),
     handler: @escaping @Sendable (HTTP2TestRequest) async -> HTTP2TestAction,
     body: (HTTP2TestServer) async throws -> Void

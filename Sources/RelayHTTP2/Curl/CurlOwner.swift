@@ -463,15 +463,19 @@ private let onCloseSocket: relay_curl_closesocket_fn = { context, fd in
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded down, saturating at the limits of `Int64`.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        guard !overflow else { return seconds < 0 ? .min : .max }
-        let (sum, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
-        return overflowAgain ? (seconds < 0 ? .min : .max) : sum
-    }
+    /// Whole milliseconds, rounded toward zero, saturating at the limits of `Int64`.
+    var milliseconds: Int64 { wholeUnits(perSecond: 1_000) }
 
     /// Whole seconds, rounded down.
     var seconds: Int64 { components.seconds }
+
+    /// Whole units of which `perSecond` (a divisor of 10^18) make a second, rounded toward zero, saturating at the
+    /// limits of `Int64`.
+    func wholeUnits(perSecond: Int64) -> Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: perSecond)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, overflowAgain) = scaled.addingReportingOverflow(attoseconds / (1_000_000_000_000_000_000 / perSecond))
+        return overflowAgain ? (seconds < 0 ? .min : .max) : sum
+    }
 }

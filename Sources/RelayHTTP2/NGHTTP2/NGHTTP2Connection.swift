@@ -595,11 +595,6 @@ struct HeaderBlock {
         ranges.reserveCapacity(16)
     }
 
-    init(request: HTTP2Request, authority: String, path: String) {
-        self.init()
-        fill(request: request, authority: authority, path: path)
-    }
-
     /// Replaces the fields with a request's, keeping the buffers: one block serves every request of a connection,
     /// since nghttp2 copies the fields when the request is submitted.
     mutating func fill(request: HTTP2Request, authority: String, path: String) {

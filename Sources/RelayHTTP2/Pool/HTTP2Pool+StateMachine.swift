@@ -882,10 +882,6 @@ struct Moment: Comparable, Hashable, Sendable {
 
     /// A duration in whole nanoseconds, saturating at the limits of `Int64` (about 292 years).
     static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return seconds < 0 ? Int64.min : Int64.max }
-        let (total, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return overflowAgain ? (seconds < 0 ? Int64.min : Int64.max) : total
+        duration.wholeUnits(perSecond: 1_000_000_000)
     }
 }
