@@ -207,12 +207,9 @@ final class NGHTTP2PoolDriver {
                 statistics.pingsSent += 1
                 dirty.insert(id)
             case .closeConnection(let id, let graceful):
-                guard let connection = connections.removeValue(forKey: id) else { continue }
+                guard let connection = forget(id) else { continue }
                 if connection.pingOutstanding && !graceful { statistics.pingTimeouts += 1 }
-                countResets(of: connection)
                 connection.close(graceful: graceful)
-                dirty.remove(id)
-                loop.forget(connection)
             case .close:
                 closeNow()
             }
@@ -313,14 +310,20 @@ final class NGHTTP2PoolDriver {
                 if end == .notProcessed { statistics.streamsResent += 1 }
                 perform(machine.streamEnded(stream.requestID, end, at: moment(of: now)), now: now)
             case .failed(let error):
-                guard connections.removeValue(forKey: id) != nil else { continue }
-                countResets(of: connection)
-                dirty.remove(id)
-                loop.forget(connection)
+                guard forget(id) != nil else { continue }
                 perform(machine.connectionClosed(id, error: error, now: now), now: now)
             }
         }
         statisticsChanged = true
+    }
+
+    /// Takes a connection out of the pool and the loop, its resets counted; `nil` when it was already gone.
+    private func forget(_ id: HTTP2Pool.ConnectionID) -> NGHTTP2Connection? {
+        guard let connection = connections.removeValue(forKey: id) else { return nil }
+        countResets(of: connection)
+        dirty.remove(id)
+        loop.forget(connection)
+        return connection
     }
 
     private func countResets(of connection: NGHTTP2Connection) {
