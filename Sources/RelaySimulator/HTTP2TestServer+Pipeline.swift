@@ -55,6 +55,7 @@ extension HTTP2TestServer {
                             connection: boundConnection.value,
                             streamID: streamID.map(Int.init) ?? 0,
                             answerBeforeBody: configuration.answerBeforeBody,
+                            keepStreamAfterEarlyAnswer: configuration.keepStreamAfterEarlyAnswer,
                             dispatch: dispatch
                         )
                     )

@@ -10,7 +10,9 @@ internal import NIOHTTP2
 ///
 /// With ``HTTP2TestServer/Configuration/answerBeforeBody`` the request is handed over as soon as its HEADERS arrive,
 /// with an empty body; the DATA frames that follow are read (so flow control keeps the client's window open) and
-/// dropped, and ``requestEnded`` tells the response writer whether the client has ended the stream.
+/// dropped, and ``requestEnded`` tells the response writer whether the client has ended the stream. With
+/// ``HTTP2TestServer/Configuration/keepStreamAfterEarlyAnswer`` the stream stops reading once the request is handed
+/// over: the DATA frames that follow stay buffered, so no WINDOW_UPDATE tops the client's stream window up.
 final class HTTP2TestStreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
@@ -27,6 +29,7 @@ final class HTTP2TestStreamHandler: ChannelInboundHandler {
     private let connection: HTTP2TestConnection
     private let streamID: Int
     private let answerBeforeBody: Bool
+    private let keepStreamAfterEarlyAnswer: Bool
     private let dispatch: @Sendable (HTTP2TestStream) -> Void
     private var state: State = .idle
     /// Whether the client's `END_STREAM` arrived (on HEADERS, DATA or trailers).
@@ -39,11 +42,13 @@ final class HTTP2TestStreamHandler: ChannelInboundHandler {
         connection: HTTP2TestConnection,
         streamID: Int,
         answerBeforeBody: Bool = false,
+        keepStreamAfterEarlyAnswer: Bool = false,
         dispatch: @escaping @Sendable (HTTP2TestStream) -> Void
     ) {
         self.connection = connection
         self.streamID = streamID
         self.answerBeforeBody = answerBeforeBody
+        self.keepStreamAfterEarlyAnswer = keepStreamAfterEarlyAnswer
         self.dispatch = dispatch
     }
 
@@ -102,12 +107,17 @@ final class HTTP2TestStreamHandler: ChannelInboundHandler {
         self.state = .dispatched
         request.body = self.body
         self.body = []
+        let keepsStream = self.answerBeforeBody && self.keepStreamAfterEarlyAnswer
+        if keepsStream {
+            // Reads delivered to this handler are what returns window to the client: none are asked for again.
+            context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+        }
         self.dispatch(
             HTTP2TestStream(
                 request: request,
                 channel: context.channel,
                 connection: NIOLoopBound(self.connection, eventLoop: context.eventLoop),
-                earlyAnswer: self.answerBeforeBody ? NIOLoopBound(self, eventLoop: context.eventLoop) : nil
+                earlyAnswer: self.answerBeforeBody && !keepsStream ? NIOLoopBound(self, eventLoop: context.eventLoop) : nil
             )
         )
     }

@@ -165,4 +165,45 @@ struct HTTP2PoolLoadTests {
         #expect(seen.resetsReceived == 0, "the client answers RST_STREAM(NO_ERROR) with nothing")
         try await server.shutdown()
     }
+
+    /// A server may answer early and then neither reset the stream nor read on (RFC 9113 §8.1): the answer counts at
+    /// once, and the stream, whose body can no longer go out, is reset at the request's deadline so that it does not
+    /// hold a place in the connection's stream limit for ever.
+    @Test(arguments: HTTP2Backend.allCases)
+    func earlyAnswerOnAStreamTheServerKeepsOpenIsASuccess(backend: HTTP2Backend) async throws {
+        let server = try await HTTP2TestServer.start(
+            configuration: .init(
+                maxConcurrentStreams: 100,
+                initialWindowSize: 1024,
+                answerBeforeBody: true,
+                keepStreamAfterEarlyAnswer: true
+            ),
+            handler: HTTP2PoolTests.echoResponse
+        )
+        // Short enough that the stranded streams are reset within the test, long enough for 50 answers.
+        let pool = try HTTP2PoolTests.pool(for: server, backend: backend, maxConnections: 1, requestTimeout: .seconds(10))
+        let count = 50
+        let outcomes = await LiveTransport.burst(pool, count: count) { number in
+            var request = HTTP2PoolTests.request(server, number)
+            request.body = LiveTransport.pattern(number, count: 16 * 1024)
+            return request
+        }
+        withKnownIssue(
+            "curl backend: libcurl reports a transfer only once its upload has ended, so the answer waits for the deadline",
+            isIntermittent: true
+        ) {
+            LiveTransport.expectAllAnswered(outcomes, count: count)
+            #expect(pool.statistics.failedTotal == 0)
+            #expect(pool.statistics.completed == count)
+        } when: {
+            backend == .curl
+        }
+        if backend == .nghttp2 {
+            // Each stranded stream is reset once, at its deadline: the server sees every stream closed.
+            let seen = try await server.waitForStatistics { $0.streamsInFlight == 0 }
+            #expect(seen.resetsReceived == count)
+        }
+        _ = try await LiveTransport.settle(pool, server)
+        try await server.shutdown()
+    }
 }

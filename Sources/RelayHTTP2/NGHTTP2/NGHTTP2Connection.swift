@@ -40,6 +40,9 @@ final class NGHTTP2Connection {
         case settings(maxConcurrentStreams: Int?)
         case goAway(lastStreamID: Int32, errorCode: UInt32, debugData: String)
         case pingAcknowledged
+        /// The whole response arrived while the request body was still going out (RFC 9113 §8.1): the answer counts
+        /// now, whatever happens to the stream after it. Its close is reported as well.
+        case responseEnded(NGHTTP2Stream)
         case streamClosed(NGHTTP2Stream, HTTP2Pool.StreamEnd)
         case failed(HTTP2Error)
     }
@@ -427,6 +430,13 @@ final class NGHTTP2Connection {
         case NGHTTP2_HEADERS.rawValue, NGHTTP2_DATA.rawValue:
             if flags & NGHTTP2_FLAG_END_STREAM.rawValue != 0, let stream = stream(header.stream_id) {
                 stream.complete = true
+                // Usually the request had ended and nghttp2 closes the stream right after this callback. If it had
+                // not, the server may reset the stream, read on, or stop granting window: the answer is whole now.
+                if stream.status >= 200, !stream.tooLarge, let session,
+                    nghttp2_session_get_stream_local_close(session, header.stream_id) == 0
+                {
+                    reports.append(.responseEnded(stream))
+                }
             }
         case NGHTTP2_SETTINGS.rawValue:
             guard flags & NGHTTP2_FLAG_ACK.rawValue == 0, let session else { return }
@@ -549,6 +559,9 @@ final class NGHTTP2Stream {
     @exclusivity(unchecked) var responseBody: [UInt8] = []
     /// The response ended with END_STREAM.
     var complete = false
+    /// The caller has its answer: the response ended before the request body did (``NGHTTP2Connection/Report/responseEnded(_:)``).
+    /// Set once; the request is never sent again after it.
+    var answered = false
     /// nghttp2 could not send the request's HEADERS (after GOAWAY, or at a limit): the server never saw it.
     var notSent = false
     var tooLarge = false

@@ -174,23 +174,10 @@ final class NGHTTP2PoolDriver {
             case .startStream(let id, let connectionID):
                 startStream(id, on: connectionID, now: now)
             case .finishRequest(let id):
-                guard let stream = pending.removeValue(forKey: id) else { continue }
-                let started = stream.started ?? stream.submitted
-                let finished = moment(of: now)
-                let response = HTTP2Response(
-                    status: stream.status,
-                    fields: stream.headers,
-                    body: stream.responseBody,
-                    timings: .init(
-                        queued: .nanoseconds(started.nanoseconds - stream.submitted.nanoseconds),
-                        transfer: .nanoseconds(finished.nanoseconds - started.nanoseconds),
-                        openedConnection: stream.openedConnection
-                    )
-                )
-                statistics.completed += 1
-                resume(id, stream, with: .success(response))
+                guard let stream = pending.removeValue(forKey: id), !stream.answered else { continue }
+                answer(stream, now: now)
             case .failRequest(let id, let error):
-                guard let stream = pending.removeValue(forKey: id) else { continue }
+                guard let stream = pending.removeValue(forKey: id), !stream.answered else { continue }
                 statistics.failed[error.kind, default: 0] += 1
                 resume(id, stream, with: .failure(error))
             case .cancelStream(let id, let connectionID, let error):
@@ -199,6 +186,8 @@ final class NGHTTP2PoolDriver {
                     connection.cancel(streamID: stream.streamID)
                     dirty.insert(connectionID)
                 }
+                // An answered request whose body the server stopped taking: the stream goes, the answer stands.
+                guard !stream.answered else { continue }
                 statistics.failed[error.kind, default: 0] += 1
                 resume(id, stream, with: .failure(error))
             case .sendPing(let id):
@@ -215,6 +204,24 @@ final class NGHTTP2PoolDriver {
             }
         }
         statisticsChanged = true
+    }
+
+    /// Resumes the caller with the stream's whole response.
+    private func answer(_ stream: NGHTTP2Stream, now: ContinuousClock.Instant) {
+        let started = stream.started ?? stream.submitted
+        let finished = moment(of: now)
+        let response = HTTP2Response(
+            status: stream.status,
+            fields: stream.headers,
+            body: stream.responseBody,
+            timings: .init(
+                queued: .nanoseconds(started.nanoseconds - stream.submitted.nanoseconds),
+                transfer: .nanoseconds(finished.nanoseconds - started.nanoseconds),
+                openedConnection: stream.openedConnection
+            )
+        )
+        statistics.completed += 1
+        resume(stream.requestID, stream, with: .success(response))
     }
 
     private func resume(_ id: HTTP2Pool.RequestID, _ stream: NGHTTP2Stream, with result: Result<HTTP2Response, HTTP2Error>) {
@@ -252,6 +259,11 @@ final class NGHTTP2PoolDriver {
 
     private func startStream(_ id: HTTP2Pool.RequestID, on connectionID: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
         guard let stream = pending[id] else { return }
+        guard !stream.answered else {
+            // Never sent twice once answered (the machine resends only streams the server did not process).
+            perform(machine.streamEnded(id, .answered, now: now), now: now)
+            return
+        }
         guard let connection = connections[connectionID], connection.phase == .open else {
             // The connection failed and its report waits its turn (a response and the connection's end read
             // together): the request never left. The machine stops choosing that connection first, so the request
@@ -306,6 +318,12 @@ final class NGHTTP2PoolDriver {
                 perform(machine.goAwayReceived(id, now: now), now: now)
             case .pingAcknowledged:
                 machine.pingAcknowledged(id, now: now)
+            case .responseEnded(let stream):
+                // The caller is answered at once; the machine keeps counting the stream against the connection's
+                // limit until it closes or the request's deadline resets it, as nghttp2 does.
+                guard pending[stream.requestID] === stream, !stream.answered else { continue }
+                stream.answered = true
+                answer(stream, now: now)
             case .streamClosed(let stream, let end):
                 if end == .notProcessed { statistics.streamsResent += 1 }
                 perform(machine.streamEnded(stream.requestID, end, at: moment(of: now)), now: now)
