@@ -227,6 +227,7 @@ extension ProviderSimulator.State {
         case .invalid?: return APNsEndpoint.error(400, "BadDeviceToken", apnsID: apnsID)
         case .wrongSender?: return APNsEndpoint.error(400, "DeviceTokenNotForTopic", apnsID: apnsID)
         case .tooBig?: return APNsEndpoint.error(413, "PayloadTooLarge", apnsID: apnsID)
+        case .badCredentials?: return APNsEndpoint.error(403, "InvalidProviderToken", apnsID: apnsID)
         default: return APNsEndpoint.success(apnsID: apnsID)
         }
     }

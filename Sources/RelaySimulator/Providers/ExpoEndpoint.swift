@@ -284,7 +284,15 @@ extension ProviderSimulator.State {
             }
         }
         let id = UUID().uuidString.lowercased()
-        self.expoReceipts[id] = script == .receiptDead ? ExpoEndpoint.notRegistered(recipient.to) : ["status": "ok"]
+        switch script {
+        case .receiptDead?: self.expoReceipts[id] = ExpoEndpoint.notRegistered(recipient.to)
+        case .badCredentials?:
+            self.expoReceipts[id] = ExpoEndpoint.errorTicket(
+                "InvalidCredentials",
+                message: "Could not find APNs credentials for this project; upload them or correct them.",
+                to: recipient.to)
+        default: self.expoReceipts[id] = ["status": "ok"]
+        }
         return ["status": "ok", "id": .string(id)]
     }
 

@@ -68,6 +68,9 @@ struct FCMEndpoint: Sendable {
             code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED")
         static let senderIDMismatch = FCMError(
             code: 403, status: "PERMISSION_DENIED", message: "SenderId mismatch", errorCode: "SENDER_ID_MISMATCH")
+        static let thirdPartyAuthError = FCMError(
+            code: 401, status: "UNAUTHENTICATED", message: "Auth error from APNS or Web Push Service",
+            errorCode: "THIRD_PARTY_AUTH_ERROR")
         static let invalidRegistrationToken = invalidArgument(
             "The registration token is not a valid FCM registration token")
         static let tooBig = invalidArgument("Message is too big")
@@ -265,6 +268,7 @@ extension ProviderSimulator.State {
         case .invalid?: return FCMEndpoint.FCMError.invalidRegistrationToken.response
         case .wrongSender?: return FCMEndpoint.FCMError.senderIDMismatch.response
         case .tooBig?: return FCMEndpoint.FCMError.tooBig.response
+        case .badCredentials?: return FCMEndpoint.FCMError.thirdPartyAuthError.response
         default: break
         }
         let messageID =

@@ -15,6 +15,7 @@
 /// | `0401` | 403 `ExpiredProviderToken` once | 401 `UNAUTHENTICATED` once (no `FcmError`) | normal |
 /// | `0555` | answered after `slowLatency` | same | same |
 /// | `0610` | normal | normal | ticket ok, receipt `DeviceNotRegistered` |
+/// | `0407` | 403 `InvalidProviderToken` | 401 `THIRD_PARTY_AUTH_ERROR` | ticket ok, receipt `InvalidCredentials` |
 ///
 /// ### Implementation
 /// The faults that happen "once" or "twice" count attempts per provider and exact token string in
@@ -32,6 +33,8 @@ package enum ScriptedToken: String, Sendable, Hashable, CaseIterable {
     case credentialExpiredOnce = "0401"
     case slow = "0555"
     case receiptDead = "0610"
+    /// The publisher's credentials are refused for this token's app (Expo reports it in the receipt).
+    case badCredentials = "0407"
 
     /// The script `token` selects, or `nil` for an ordinary token.
     package init?(token: some StringProtocol) {
@@ -53,7 +56,7 @@ package enum ScriptedToken: String, Sendable, Hashable, CaseIterable {
         case .throttledOnce: attempt == 1 ? .throttled : nil
         case .broken: .internalError
         case .credentialExpiredOnce: attempt == 1 ? .credentialExpired : nil
-        case .dead, .invalid, .wrongSender, .tooBig, .slow, .receiptDead: nil
+        case .dead, .invalid, .wrongSender, .tooBig, .slow, .receiptDead, .badCredentials: nil
         }
     }
 }

@@ -49,17 +49,21 @@ import Testing
     func receiptsAnswerKnownTicketsOnly() async throws {
         try await withSimulator { simulator, client, _ in
             let sent = try await sendExpo(
-                client, body: #"[{"to":"ExponentPushToken[fine]"},{"to":"ExponentPushToken[0610receipt]"}]"#)
+                client,
+                body: #"[{"to":"ExponentPushToken[fine]"},{"to":"ExponentPushToken[0610receipt]"},{"to":"ExponentPushToken[0407creds]"}]"#)
             let tickets = try #require(try json(sent)["data"]?.arrayValue)
-            #expect(tickets.map { $0["status"]?.stringValue } == ["ok", "ok"])
+            #expect(tickets.map { $0["status"]?.stringValue } == ["ok", "ok", "ok"])
             let okID = try #require(tickets[0]["id"]?.stringValue)
             let deadID = try #require(tickets[1]["id"]?.stringValue)
+            let credentialsID = try #require(tickets[2]["id"]?.stringValue)
 
             let response = try await sendExpo(
-                client, body: #"{"ids":["\#(okID)","\#(deadID)","unknown-id"]}"#, path: "/--/api/v2/push/getReceipts")
+                client, body: #"{"ids":["\#(okID)","\#(deadID)","\#(credentialsID)","unknown-id"]}"#,
+                path: "/--/api/v2/push/getReceipts")
             let receipts = try #require(try json(response)["data"])
             #expect(response.status == 200)
-            #expect(Set(receipts.keys ?? []) == [okID, deadID])
+            #expect(Set(receipts.keys ?? []) == [okID, deadID, credentialsID])
+            #expect(receipts[credentialsID]?["details"]?["error"] == "InvalidCredentials")
             #expect(receipts[okID] == ["status": "ok"])
             #expect(receipts[deadID]?["status"] == "error")
             #expect(receipts[deadID]?["details"]?["error"] == "DeviceNotRegistered")
