@@ -24,6 +24,9 @@ package struct PushMessage: Sendable, Equatable {
     package var interruptionLevel: InterruptionLevel?
     package var isCriticalAlert: Bool?
     package var image: String?
+    /// Android: the notification's small icon, a drawable resource of the app (FCM `android.notification.icon`,
+    /// Expo `icon`); APNs has no such field.
+    package var icon: String?
     package var pushType: APNsPushType?
     package var apnsEnvironment: APNsEnvironment?
 
@@ -48,6 +51,7 @@ package struct PushMessage: Sendable, Equatable {
         interruptionLevel: InterruptionLevel? = nil,
         isCriticalAlert: Bool? = nil,
         image: String? = nil,
+        icon: String? = nil,
         pushType: APNsPushType? = nil,
         apnsEnvironment: APNsEnvironment? = nil
     ) {
@@ -71,6 +75,7 @@ package struct PushMessage: Sendable, Equatable {
         self.interruptionLevel = interruptionLevel
         self.isCriticalAlert = isCriticalAlert
         self.image = image
+        self.icon = icon
         self.pushType = pushType
         self.apnsEnvironment = apnsEnvironment
     }

@@ -26,6 +26,7 @@ package struct ExpoMessage: Sendable, Equatable {
         if let mutableContent = message.mutableContent { json["mutableContent"] = .bool(mutableContent) }
         if let contentAvailable = message.contentAvailable { json["_contentAvailable"] = .bool(contentAvailable) }
         if let image = message.image { json["richContent"] = .object(["image": .string(image)]) }
+        if let icon = message.icon { json["icon"] = .string(icon) }
 
         if push.isCritical {
             json["interruptionLevel"] = .string(InterruptionLevel.critical.rawValue)

@@ -49,6 +49,7 @@ package struct FCMRequest: Sendable, Equatable {
             let channel = push.isCritical ? push.criticalChannel ?? settings.androidCriticalChannelId : message.channelId
             if let channel { androidNotification["channel_id"] = .string(channel) }
             if let sound = Self.sound(push) { androidNotification["sound"] = .string(sound) }
+            if let icon = message.icon { androidNotification["icon"] = .string(icon) }
             // A later push with the same collapse id replaces the shown notification, as apns-collapse-id does.
             if let collapseId = message.collapseId { androidNotification["tag"] = .string(collapseId) }
             if !androidNotification.isEmpty { android["notification"] = .object(androidNotification) }

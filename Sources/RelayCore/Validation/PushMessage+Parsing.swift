@@ -3,7 +3,7 @@ extension PushMessage {
     package static let fieldNames: Set<String> = [
         "to", "provider", "title", "subtitle", "body", "data", "sound", "badge", "priority", "ttl", "expiration",
         "collapseId", "threadId", "categoryId", "channelId", "mutableContent", "contentAvailable",
-        "interruptionLevel", "isCriticalAlert", "image", "pushType", "apnsEnvironment",
+        "interruptionLevel", "isCriticalAlert", "image", "icon", "pushType", "apnsEnvironment",
     ]
 
     static let soundFieldNames: Set<String> = ["critical", "name", "volume"]
@@ -43,6 +43,7 @@ extension PushMessage {
         message.interruptionLevel = reader.enumeration("interruptionLevel", InterruptionLevel.self)
         message.isCriticalAlert = reader.bool("isCriticalAlert")
         message.image = reader.string("image")
+        message.icon = reader.string("icon")
         message.pushType = reader.enumeration("pushType", APNsPushType.self)
         message.apnsEnvironment = reader.enumeration("apnsEnvironment", APNsEnvironment.self)
 

@@ -5,6 +5,8 @@ extension PushMessage {
     package static let maxTokens = 100
     /// Apple: `apns-collapse-id` is at most 64 bytes.
     package static let maxCollapseIdBytes = 64
+    /// An Android drawable's resource name; far longer is a mistake, not an icon.
+    package static let maxIconBytes = 256
 
     /// Checks every rule on a typed message and resolves each token's provider.
     ///
@@ -61,6 +63,9 @@ extension PushMessage {
                 path.appending("collapseId"),
                 "must be at most \(Self.maxCollapseIdBytes) bytes, not \(collapseId.utf8.count)"
             )
+        }
+        if let icon, icon.isEmpty || icon.utf8.count > Self.maxIconBytes {
+            report(path.appending("icon"), "must be 1 to \(Self.maxIconBytes) bytes, not \(icon.utf8.count)")
         }
         if let image, !Self.isHTTPSURL(image) {
             report(path.appending("image"), "must be an https URL")

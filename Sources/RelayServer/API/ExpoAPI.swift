@@ -8,13 +8,21 @@ import RelayStore
 struct ExpoAPI: Sendable {
     let relay: Relay
 
-    /// Expo message fields and their native names.
+    /// Expo message fields and their native names: every field of Expo's message format (PROTOCOLS.md §3.1).
     static let fieldMap: [String: String] = [
         "to": "to", "title": "title", "subtitle": "subtitle", "body": "body", "data": "data", "sound": "sound",
         "badge": "badge", "ttl": "ttl", "expiration": "expiration", "priority": "priority", "channelId": "channelId",
         "categoryId": "categoryId", "mutableContent": "mutableContent", "_contentAvailable": "contentAvailable",
-        "interruptionLevel": "interruptionLevel", "collapseId": "collapseId",
+        "interruptionLevel": "interruptionLevel", "collapseId": "collapseId", "icon": "icon",
     ]
+
+    /// Older names Expo still takes, and the field each stands for; the current name wins when both are given.
+    static let legacyAliases: [String: String] = ["_category": "categoryId", "tag": "collapseId"]
+
+    /// Fields Expo's SDKs and older apps still send that have no effect on Expo's service any more, accepted and
+    /// dropped (Docs/api.md lists them): `_displayInForeground` (foreground display is the app's handler since
+    /// SDK 38), and `experienceId` and `scopeKey` (Expo finds the project from the token).
+    static let ignoredFields: Set<String> = ["_displayInForeground", "experienceId", "scopeKey"]
 
     func addRoutes(to router: Router<RelayRequestContext>) {
         router.post("/--/api/v2/push/send") { request, context in try await send(request, context: context) }
@@ -22,7 +30,7 @@ struct ExpoAPI: Sendable {
     }
 
     func send(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(bearerKey(request), trail: context.trail)
+        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let (pushes, unwrapped) = try Self.parse(json)
         let result = try await relay.push(pushes, identity: identity, trail: context.trail, logger: context.logger)
@@ -33,7 +41,7 @@ struct ExpoAPI: Sendable {
     }
 
     func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(bearerKey(request), trail: context.trail)
+        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let ids = try NativeAPI.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         let found = try await relay.receipts(ids: ids, identity: identity)
         // Expo leaves out receipts that are not ready.
@@ -75,6 +83,11 @@ struct ExpoAPI: Sendable {
         for (key, value) in object {
             if let name = fieldMap[key] {
                 native[name] = value
+            } else if let name = legacyAliases[key] {
+                if let current = fieldMap.first(where: { $0.value == name })?.key, object[current] != nil { continue }
+                native[name] = value
+            } else if ignoredFields.contains(key) {
+                continue
             } else if key == "richContent" {
                 guard case .object(let rich) = value, rich.keys.allSatisfy({ $0 == "image" }) else {
                     issues.append(ValidationIssue(path.appending(key), "must be an object {image}"))
@@ -98,14 +111,9 @@ extension Ticket {
         case .error(let code, let message, _, _):
             return .object([
                 "status": .string("error"), "id": .string(id), "message": .string(message),
-                "details": .object(["error": .string(Self.expoCode(code))]),
+                "details": .object(["error": .string(ExpoErrorCode.translating(code: code, message: message))]),
             ])
         }
-    }
-
-    /// Expo's SDKs know DeviceNotRegistered for dead tokens; an invalid token is as dead to them.
-    static func expoCode(_ code: String) -> String {
-        code == "InvalidToken" ? "DeviceNotRegistered" : code
     }
 }
 
@@ -114,7 +122,7 @@ extension Receipt {
         if status == .ok { return .object(["status": .string("ok")]) }
         return .object([
             "status": .string("error"), "message": .string(message ?? ""),
-            "details": .object(["error": .string(Ticket.expoCode(errorCode ?? "ProviderError"))]),
+            "details": .object(["error": .string(ExpoErrorCode.translating(code: errorCode ?? "ProviderUnavailable", message: message))]),
         ])
     }
 }
