@@ -44,6 +44,16 @@ final class ScriptedSender: PushSender, SinglePushSender {
         if token.hasPrefix("0403") {
             return DeliveryReport(outcome: .configurationError(reason: "DeviceTokenNotForTopic"), attempts: 1, upstreamStatus: 400)
         }
+        if token.hasPrefix("0401") {
+            return DeliveryReport(outcome: .configurationError(reason: "InvalidProviderToken"), attempts: 1, upstreamStatus: 403)
+        }
+        if token.hasPrefix("0413") {
+            return DeliveryReport(outcome: .rejected(.messageTooBig, reason: "PayloadTooLarge"), attempts: 1, upstreamStatus: 413)
+        }
+        if token.hasPrefix("0610") {
+            // Expo took it; its receipt, later, has the outcome (the ticket id is the receipt's Expo ticket).
+            return DeliveryReport(outcome: .delivered(providerMessageID: "expo-ticket-\(token)"), attempts: 1, upstreamStatus: 200, receiptPending: true)
+        }
         return DeliveryReport(outcome: .delivered(providerMessageID: "msg-\(push.token.suffix(6))"), attempts: 1, upstreamStatus: 200)
     }
 }
@@ -123,13 +133,15 @@ struct TestRelay {
         limits: RateLimits = RateLimits(ratePerSecond: 100, burst: 200, dailyQuota: 10_000, perDevicePerMinute: 30),
         allowCriticalAlerts: Bool = true,
         gate: Gate? = nil,
-        waitDeadline: Duration = .seconds(5)
+        waitDeadline: Duration = .seconds(5),
+        now: @escaping @Sendable () -> Date = Date.init
     ) async throws {
         senders = Dictionary(uniqueKeysWithValues: providers.map { ($0, ScriptedSender($0, gate: gate)) })
         relay = Relay(
             store: store,
             senders: senders.mapValues { $0 as any PushSender },
-            settings: RelaySettings(waitDeadline: waitDeadline)
+            settings: RelaySettings(waitDeadline: waitDeadline),
+            now: now
         )
         (tenant, key) = try await Self.addTenant(to: store, name: "acme", limits: limits, allowCriticalAlerts: allowCriticalAlerts)
     }

@@ -18,7 +18,7 @@ struct NativeAPI: Sendable {
     }
 
     func push(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(bearerKey(request), trail: context.trail)
+        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let parsed: PushRequest
         do {
@@ -31,7 +31,7 @@ struct NativeAPI: Sendable {
     }
 
     func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(bearerKey(request), trail: context.trail)
+        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let ids = try Self.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         let found = try await relay.receipts(ids: ids, identity: identity)
         return jsonResponse(.object(["data": .object(Dictionary(found.map { ($0.id, $0.nativeJSON) }, uniquingKeysWith: { first, _ in first }))]))

@@ -1,27 +1,50 @@
 import HTTPTypes
 import Hummingbird
 import RelayCore
+import RelayStore
 
-/// The OneUptime-compatible API: the body OneUptime's self-hosted installs send to their push relay, on both of its
-/// paths, with the tenant key as Bearer or, because those installs can only configure a URL, in the path
-/// (`/t/<key>/…`). Such a key is never logged: the request log shows the route template only.
+/// The OneUptime-compatible API: the body OneUptime's self-hosted installs send to their push relay and the answers
+/// they read (PROTOCOLS.md §4.1), on both of OneUptime's paths. The tenant key comes as Bearer or, because those
+/// installs can only be given a URL, in the path (`/t/<key>/…`, taken out by ``RelayResponder``); it is never logged.
+///
+/// | Outcome | Status | Body |
+/// |---|---|---|
+/// | accepted (delivered, or pending at the wait deadline) | 200 | `{"success":true,"receiptId":"…"}` |
+/// | dead token | 410 | `{"message":"…","details":{"error":"DeviceNotRegistered"}}` |
+/// | any other refusal of the message | 422 | `{"message":"…","details":{"error":"<Expo's code>"}}` |
+/// | invalid input, provider not configured | 400 | `{"error":"…"}` |
+/// | tenant rate limit | 429 | `{"message":"Rate limit exceeded. Please try again later."}` and `Retry-After` |
+/// | upstream unavailable | 500 | `{"error":"Server Error"}` |
 struct OneUptimeAPI: Sendable {
     let relay: Relay
+
+    /// The paths OneUptime posts to: its own relay's, and the short alias.
+    static let bases = ["/api/notification/push-relay", "/push-relay"]
 
     /// The fields OneUptime sends.
     static let fields: Set<String> = ["to", "title", "body", "data", "sound", "priority", "channelId", "interruptionLevel"]
 
+    /// OneUptime's own relay shortens title, body and string data values to this many bytes rather than refusing.
+    static let maxTextBytes = 3072
+
+    /// Receipt ids per lookup, and their shape (the relay's ids are UUIDs; OneUptime accepts these).
+    static let maxReceiptIDs = 300
+    static let maxReceiptIDBytes = 128
+
+    /// OneUptime's answer to a rate-limited request, word for word.
+    static let rateLimitedMessage = "Rate limit exceeded. Please try again later."
+
     func addRoutes(to router: Router<RelayRequestContext>) {
-        for path in ["/api/notification/push-relay/send", "/push-relay/send"] {
-            router.post(RouterPath(path)) { request, context in try await send(request, context: context, pathKey: nil) }
-            router.post(RouterPath("/t/:key" + path)) { request, context in
-                try await send(request, context: context, pathKey: context.parameters.get("key"))
-            }
+        for base in Self.bases {
+            router.post(RouterPath(base + "/send")) { request, context in try await send(request, context: context) }
+            router.post(RouterPath(base + "/receipts")) { request, context in try await receipts(request, context: context) }
         }
     }
 
-    func send(_ request: Request, context: RelayRequestContext, pathKey: String?) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(pathKey ?? bearerKey(request), trail: context.trail)
+    // MARK: - Send
+
+    func send(_ request: Request, context: RelayRequestContext) async throws -> Response {
+        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let json: JSONValue
         switch await Self.readBody(request, limit: relay.settings.maxBodyBytes) {
         case .success(let body): json = body
@@ -29,47 +52,159 @@ struct OneUptimeAPI: Sendable {
             guard error.status == .badRequest else { throw error }
             return await invalid(error.entries.first?.message ?? "invalid body", context)
         }
-        guard case .object(let object) = json else { return Self.error(.badRequest, "the body must be a JSON object") }
+        guard case .object(var object) = json else { return await invalid("the body must be a JSON object", context) }
         if let unknown = object.keys.sorted().first(where: { !Self.fields.contains($0) }) {
             return await invalid("unknown field '\(unknown)'", context)
         }
+        Self.shortenTexts(&object)
         var issues: [ValidationIssue] = []
-        guard let message = PushMessage.parse(json, at: .root, issues: &issues) else {
+        guard let message = PushMessage.parse(.object(object), at: .root, issues: &issues) else {
             return await invalid(issues.map(\.description).joined(separator: "; "), context)
         }
-        let result: Relay.PushResult
-        switch await Self.push(relay, message.pushes, identity: identity, context: context) {
-        case .success(let pushed): result = pushed
-        case .failure(let error):
-            guard error.status == .tooManyRequests else { throw error }
-            await relay.recordRefusal(error, trail: context.trail)
-            return jsonResponse(
-                .object(["error": .string("TOO_MANY_REQUESTS"), "message": .string(error.entries.first?.message ?? "")]),
-                status: .tooManyRequests,
-                headers: error.headers
-            )
+        // Typed errors as a Result: a `catch … where` on a typed throw crashes the Swift 6.3 compiler (SILGen).
+        let result: Result<Relay.PushResult, RelayHTTPError>
+        do {
+            result = .success(try await relay.push(message.pushes, identity: identity, trail: context.trail, logger: context.logger))
+        } catch {
+            result = .failure(error)
         }
-        let headers = result.rateLimit.headers
-        // OneUptime sends one token per request; with several, the first failure decides the status.
-        for ticket in result.tickets {
-            guard case .error(let code, let text, let removeToken, let retryAfter) = ticket.state else { continue }
+        switch result {
+        case .success(let pushed):
+            return Self.answer(pushed.tickets, headers: pushed.rateLimit.headers)
+        case .failure(let error) where error.status == .tooManyRequests:
+            await relay.recordRefusal(error, trail: context.trail)
+            return Self.rateLimited(error)
+        case .failure(let error) where error.status == .badRequest:
+            return await invalid(error.entries.first?.message ?? "invalid request", context)
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    /// The answer for a send's tickets. OneUptime sends one token per request; with several, the first refusal
+    /// decides the status, and a success names the first ticket.
+    static func answer(_ tickets: [Ticket], headers: HTTPFields) -> Response {
+        for ticket in tickets {
+            guard case .error(let code, let message, _, _) = ticket.state else { continue }
+            let expoCode = ExpoErrorCode.translating(code: code, message: message)
             switch code {
-            case "DeviceNotRegistered", "InvalidToken":
-                return jsonResponse(.object(["error": .string(code), "removeToken": .bool(removeToken), "message": .string(text), "ticket": ticket.nativeJSON]), status: .gone, headers: headers)
-            case "MessageRateExceeded":
-                var limited = headers
-                limited[.retryAfter] = String(retryAfter ?? 60)
-                return jsonResponse(.object(["error": .string(code), "message": .string(text)]), status: .tooManyRequests, headers: limited)
-            case "CriticalAlertsNotAllowed":
-                return jsonResponse(.object(["error": .string(code), "message": .string(text)]), status: .forbidden, headers: headers)
-            case "MessageTooBig", "InvalidArgument":
-                return jsonResponse(.object(["error": .string(code), "message": .string(text)]), status: .badRequest, headers: headers)
+            case RelayRefusal.providerNotConfigured.rawValue:
+                return jsonResponse(
+                    .object(["error": .string("Push relay is not configured. \(message)")]),
+                    status: .badRequest,
+                    headers: headers
+                )
+            case "ProviderUnavailable":
+                // OneUptime logs a 500 and never retries it; the receipt keeps the reason.
+                return jsonResponse(.object(["error": .string("Server Error")]), status: .internalServerError, headers: headers)
             default:
-                return jsonResponse(.object(["error": .string(code), "message": .string(text)]), status: .badGateway, headers: headers)
+                let status: HTTPResponse.Status = expoCode == "DeviceNotRegistered" ? .gone : .unprocessableContent
+                return jsonResponse(
+                    .object(["message": .string(message), "details": .object(["error": .string(expoCode)])]),
+                    status: status,
+                    headers: headers
+                )
             }
         }
-        let ticket = result.tickets.first?.nativeJSON ?? .null
-        return jsonResponse(.object(["success": .bool(true), "ticket": ticket]), headers: headers)
+        var body: [String: JSONValue] = ["success": .bool(true)]
+        if let first = tickets.first { body["receiptId"] = .string(first.id) }
+        return jsonResponse(.object(body), headers: headers)
+    }
+
+    /// Shortens `title`, `body` and the string values of `data` to ``maxTextBytes`` on a UTF-8 boundary.
+    static func shortenTexts(_ object: inout [String: JSONValue]) {
+        for field in ["title", "body"] {
+            if case .string(let text)? = object[field] { object[field] = .string(shortened(text)) }
+        }
+        if case .object(var data)? = object["data"] {
+            for (key, value) in data {
+                if case .string(let text) = value { data[key] = .string(shortened(text)) }
+            }
+            object["data"] = .object(data)
+        }
+    }
+
+    /// `text` cut to at most ``maxTextBytes`` bytes of UTF-8, never inside a character's encoding.
+    static func shortened(_ text: String) -> String {
+        let utf8 = text.utf8
+        guard utf8.count > maxTextBytes else { return text }
+        var end = utf8.index(utf8.startIndex, offsetBy: maxTextBytes)
+        // Step back over continuation bytes (10xxxxxx) to the start of the character that did not fit.
+        while end > utf8.startIndex, utf8[end] & 0xC0 == 0x80 { end = utf8.index(before: end) }
+        return String(decoding: utf8[..<end], as: UTF8.self)
+    }
+
+    // MARK: - Receipts
+
+    func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
+        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
+        let json: JSONValue
+        switch await Self.readBody(request, limit: relay.settings.maxBodyBytes) {
+        case .success(let body): json = body
+        case .failure(let error):
+            guard error.status == .badRequest else { throw error }
+            return await invalid(error.entries.first?.message ?? "invalid body", context)
+        }
+        let ids: [String]
+        switch Self.parseReceiptIDs(json) {
+        case .success(let parsed): ids = parsed
+        case .failure(let problem): return await invalid(problem.message, context)
+        }
+        let found: [Receipt]
+        do {
+            found = try await relay.receipts(ids: ids, identity: identity)
+        } catch {
+            guard error.status == .tooManyRequests else { throw error }
+            return Self.rateLimited(error)
+        }
+        // Receipts not final yet are left out, as are unknown ids and other tenants' (absent from `found`).
+        var receipts: [String: JSONValue] = [:]
+        for receipt in found where receipt.status != .pending { receipts[receipt.id] = receipt.expoJSON }
+        return jsonResponse(.object(["receipts": .object(receipts)]))
+    }
+
+    struct Problem: Error { var message: String }
+
+    /// `{"ids":[…]}`: 1 to 300 ids of 1 to 128 characters from `A-Z a-z 0-9 -`; an id given twice counts once.
+    static func parseReceiptIDs(_ json: JSONValue) -> Result<[String], Problem> {
+        guard case .object(let object) = json else { return .failure(Problem(message: "the body must be a JSON object {\"ids\":[…]}")) }
+        if let unknown = object.keys.sorted().first(where: { $0 != "ids" }) {
+            return .failure(Problem(message: "unknown field '\(unknown)'"))
+        }
+        guard case .array(let elements)? = object["ids"] else {
+            return .failure(Problem(message: "ids is required: an array of 1 to \(maxReceiptIDs) receipt ids"))
+        }
+        var ids: [String] = []
+        var seen: Set<String> = []
+        for (index, element) in elements.enumerated() {
+            guard let id = element.stringValue else { return .failure(Problem(message: "ids[\(index)] must be a string")) }
+            guard (1...maxReceiptIDBytes).contains(id.utf8.count), id.utf8.allSatisfy(isReceiptIDByte) else {
+                return .failure(Problem(message: "ids[\(index)] must be 1 to \(maxReceiptIDBytes) characters of A-Z, a-z, 0-9 and -"))
+            }
+            if seen.insert(id).inserted { ids.append(id) }
+        }
+        guard (1...maxReceiptIDs).contains(ids.count) else {
+            return .failure(Problem(message: "ids must hold 1 to \(maxReceiptIDs) distinct receipt ids, not \(ids.count)"))
+        }
+        return .success(ids)
+    }
+
+    private static func isReceiptIDByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"):
+            true
+        default: false
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// OneUptime's 429, with the relay's `Retry-After` (which OneUptime ignores, but a person reading its log may not).
+    static func rateLimited(_ error: RelayHTTPError) -> Response {
+        var headers = HTTPFields()
+        headers[.retryAfter] = error.headers[.retryAfter]
+        return jsonResponse(.object(["message": .string(rateLimitedMessage)]), status: .tooManyRequests, headers: headers)
     }
 
     static func readBody(_ request: Request, limit: Int) async -> Result<JSONValue, RelayHTTPError> {
@@ -80,26 +215,9 @@ struct OneUptimeAPI: Sendable {
         }
     }
 
-    static func push(
-        _ relay: Relay,
-        _ pushes: [ResolvedPush],
-        identity: TenantIdentity,
-        context: RelayRequestContext
-    ) async -> Result<Relay.PushResult, RelayHTTPError> {
-        do {
-            return .success(try await relay.push(pushes, identity: identity, trail: context.trail, logger: context.logger))
-        } catch {
-            return .failure(error)
-        }
-    }
-
     /// OneUptime's 400 for an invalid request, after its audit record.
     func invalid(_ message: String, _ context: RelayRequestContext) async -> Response {
         await relay.recordRefusal(RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: message), trail: context.trail)
-        return Self.error(.badRequest, message)
-    }
-
-    static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        jsonResponse(.object(["error": .string(message)]), status: status)
+        return jsonResponse(.object(["error": .string(message)]), status: .badRequest)
     }
 }

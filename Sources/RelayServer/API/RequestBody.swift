@@ -42,6 +42,11 @@ func readJSONBody(_ request: Request, limit: Int) async throws(RelayHTTPError) -
     }
 }
 
+/// The tenant key of a request: from the path (`/t/<key>/…`) when it came there, else from the `Authorization` header.
+func tenantKey(_ request: Request, _ context: RelayRequestContext) -> String? {
+    context.pathKey ?? bearerKey(request)
+}
+
 /// The tenant key from `Authorization: Bearer <key>`: the scheme in any case, spaces or tabs around the key.
 ///
 /// Read on every push, so without Foundation's character sets or a lowercased copy.

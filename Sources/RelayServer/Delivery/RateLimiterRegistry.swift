@@ -22,6 +22,12 @@ package final class RateLimiterRegistry: Sendable {
     private let leased = Mutex<[String: LeasedRateLimiter]>([:])
     private let leases: (any RateLimitLeaseStore)?
     private let policy: LeasedRateLimiter.Policy
+    /// Receipt lookups, a bucket per tenant apart from its sends: polling receipts never uses up a tenant's pushes,
+    /// and a tenant polling in a loop costs the store a bounded rate. One `Double` per authenticated tenant.
+    private let lookups = Mutex<[String: Double]>([:])
+    /// Receipt lookups a tenant may make: 2 a second, 60 at once. OneUptime asks once per 5 minutes for up to 300
+    /// ids, Expo's SDKs once per batch of 1,000 tickets.
+    package static let receiptLookups = GCRA(rate: 2, burst: 60)
 
     /// - Parameters:
     ///   - leases: The shared buckets of several relays; `nil` limits tenants in this process alone.
@@ -29,6 +35,13 @@ package final class RateLimiterRegistry: Sendable {
     package init(leases: (any RateLimitLeaseStore)? = nil, policy: LeasedRateLimiter.Policy = .standard) {
         self.leases = leases
         self.policy = policy
+    }
+
+    /// Takes one receipt lookup from the tenant's lookup bucket; `.denied` says when one fits again.
+    package func admitReceiptLookup(tenantID: String, now: Date) -> GCRA.Decision {
+        lookups.withLock { lookups in
+            Self.receiptLookups.take(1, now: now.timeIntervalSince1970, arrival: &lookups[tenantID, default: 0])
+        }
     }
 
     /// Whether tenants' limits are shared with other relays.

@@ -272,7 +272,20 @@ package final class Relay: Sendable {
     }
 
     /// The caller's own receipts among `ids`; anyone else's are absent.
+    ///
+    /// - Throws: ``RelayHTTPError`` 429 when the tenant's receipt lookups (their own budget, apart from its sends)
+    ///   are used up, 503 when the store does not answer.
     package func receipts(ids: [String], identity: TenantIdentity) async throws(RelayHTTPError) -> [Receipt] {
+        if case .denied(let wait) = limiters.admitReceiptLookup(tenantID: identity.tenant.id, now: now()) {
+            let retryAfter = max(1, Int(wait.rounded(.up)))
+            Counter(label: "relay_rate_limited_total", dimensions: [("reason", "receipt_lookups")]).increment()
+            throw RelayHTTPError(
+                .tooManyRequests,
+                code: "TOO_MANY_REQUESTS",
+                message: "Too many receipt lookups; retry after \(retryAfter) s. Lookups have their own budget and never use up pushes.",
+                headers: [.retryAfter: String(retryAfter)]
+            )
+        }
         do {
             return try await store.receipts(ids: ids, tenantID: identity.tenant.id)
         } catch {

@@ -9,6 +9,8 @@ package struct RelayRequestContext: RequestContext {
     package let peerAddress: String?
     /// What the audit log learns about this request as it goes (shared by every copy of the context).
     package let trail = RequestTrail()
+    /// The tenant key carried in the path (`/t/<key>/…`), which ``RelayResponder`` took out before routing.
+    package var pathKey: String?
 
     package init(source: Source) {
         self.coreContext = .init(source: source)

@@ -15,6 +15,14 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
 
     package func respond(to request: Request, context: RelayRequestContext) async throws -> Response {
         var context = context
+        var request = request
+        if let (key, path) = TenantPathKey.split(request.head.path) {
+            // Routed as if the key had come as Bearer: every tenant route takes it, and no route template holds it.
+            var head = request.head
+            head.path = path
+            request = Request(head: head, body: request.body)
+            context.pathKey = key
+        }
         let requestID = request.headers[.requestID].flatMap { Self.acceptable($0) } ?? Self.makeID()
         context.logger[metadataKey: "relay.request.id"] = "\(requestID)"
         let client = relay.settings.trustedProxies.client(
@@ -45,7 +53,7 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
                 .response(from: request, context: context)
         }
         response.headers[.requestID] = requestID
-        let route = context.endpointPath ?? "unknown"
+        let route = (context.pathKey == nil ? "" : TenantPathKey.template) + (context.endpointPath ?? "unknown")
         let elapsed = started.duration(to: .now)
         context.logger.debug(
             "Request finished",
@@ -66,5 +74,27 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
 
     static func makeID() -> String {
         String(UUID.randomString().prefix(18))
+    }
+}
+
+/// A tenant key in the path: `/t/<key>/<tenant route>`, for clients that can be given a URL and nothing else
+/// (OneUptime installs; an Expo SDK whose host or API prefix is set).
+enum TenantPathKey {
+    /// How a request with a key in its path shows in logs and metrics, before its route template.
+    static let template = "/t/{key}"
+
+    /// The routes a key in the path may lead to: the tenant's own, never the admin API or health checks.
+    static let tenantRoutes = ["/v1/push", "/v1/receipts", "/--/api/v2/push/", "/api/notification/push-relay/", "/push-relay/"]
+
+    /// The key and the rest of the path, when `path` is `/t/<key>` followed by a tenant route; `nil` otherwise (the
+    /// router then answers 404).
+    static func split(_ path: String?) -> (key: String, path: String)? {
+        guard let path, path.hasPrefix("/t/") else { return nil }
+        let afterPrefix = path.dropFirst(3)
+        guard let slash = afterPrefix.firstIndex(of: "/") else { return nil }
+        let key = afterPrefix[..<slash]
+        let rest = afterPrefix[slash...]
+        guard !key.isEmpty, tenantRoutes.contains(where: { rest.hasPrefix($0) }) else { return nil }
+        return (String(key), String(rest))
     }
 }
