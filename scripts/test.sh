@@ -40,3 +40,10 @@ echo "test: running the tests (swift test $*)"
 # The output is kept in .build/test-output.log too, so that CI can close with a one-line summary.
 mkdir -p .build
 swift test "$@" 2>&1 | tee .build/test-output.log
+
+# The stock Python Expo SDK against a running relay and simulator (PyPI into a venv under .build/; under a minute).
+# Only for a whole run: `scripts/test.sh --filter …` runs the Swift tests it names and nothing else.
+if [ "$#" -eq 0 ] && [ "${PUSHRELAY_TEST_EXPO_SDK:-}" != skip ]; then
+    echo "test: end to end with the stock Python Expo SDK (scripts/expo-sdk-test.sh)"
+    ./scripts/expo-sdk-test.sh
+fi
