@@ -46,11 +46,9 @@ struct OneUptimeAPI: Sendable {
     func send(_ request: Request, context: RelayRequestContext) async throws -> Response {
         let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let json: JSONValue
-        switch await Self.readBody(request, limit: relay.settings.maxBodyBytes) {
-        case .success(let body): json = body
-        case .failure(let error):
-            guard error.status == .badRequest else { throw error }
-            return await invalid(error.entries.first?.message ?? "invalid body", context)
+        switch try await body(of: request, context) {
+        case .json(let read): json = read
+        case .refused(let answer): return answer
         }
         guard case .object(var object) = json else { return await invalid("the body must be a JSON object", context) }
         if let unknown = object.keys.sorted().first(where: { !Self.fields.contains($0) }) {
@@ -139,11 +137,9 @@ struct OneUptimeAPI: Sendable {
     func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
         let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let json: JSONValue
-        switch await Self.readBody(request, limit: relay.settings.maxBodyBytes) {
-        case .success(let body): json = body
-        case .failure(let error):
-            guard error.status == .badRequest else { throw error }
-            return await invalid(error.entries.first?.message ?? "invalid body", context)
+        switch try await body(of: request, context) {
+        case .json(let read): json = read
+        case .refused(let answer): return answer
         }
         let ids: [String]
         switch Self.parseReceiptIDs(json) {
@@ -207,11 +203,19 @@ struct OneUptimeAPI: Sendable {
         return jsonResponse(.object(["message": .string(rateLimitedMessage)]), status: .tooManyRequests, headers: headers)
     }
 
-    static func readBody(_ request: Request, limit: Int) async -> Result<JSONValue, RelayHTTPError> {
+    enum Body {
+        case json(JSONValue)
+        /// OneUptime's 400, already audited.
+        case refused(Response)
+    }
+
+    /// The request's JSON; a body that is not JSON gets OneUptime's 400, and other failures (413, 415) are thrown.
+    func body(of request: Request, _ context: RelayRequestContext) async throws -> Body {
         do {
-            return .success(try await readJSONBody(request, limit: limit))
+            return .json(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         } catch {
-            return .failure(error)
+            guard error.status == .badRequest else { throw error }
+            return .refused(await invalid(error.entries.first?.message ?? "invalid body", context))
         }
     }
 
