@@ -23,7 +23,11 @@ package struct UsageCounts: Sendable, Equatable, Codable {
     }
 
     package var total: Int { delivered + tokenInvalid + rejected + rateLimited + failed }
-    package var isZero: Bool { total == 0 }
+    /// Whether every column is 0. Not `total == 0`: a move from one column to another (a late Expo receipt) has a
+    /// total of 0 and must still be written.
+    package var isZero: Bool {
+        delivered == 0 && tokenInvalid == 0 && rejected == 0 && rateLimited == 0 && failed == 0
+    }
 
     package static func + (lhs: UsageCounts, rhs: UsageCounts) -> UsageCounts {
         UsageCounts(
