@@ -178,6 +178,8 @@ let package = Package(
             name: "RelayStoreTests",
             dependencies: [
                 "RelayStore", "RelayStorePostgres", "RelayCore", .product(name: "GRDB", package: "GRDB.swift"),
+                // Raw SQL in the PostgreSQL tests (`PostgresQuery`), such as a schema from before a migration.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

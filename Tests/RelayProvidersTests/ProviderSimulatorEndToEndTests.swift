@@ -301,10 +301,12 @@ final class RecordingReceiptStore: ExpoReceiptStore {
         state.withLock { state in Array(state.pending.filter { $0.sent < sentBefore }.map(\.id).prefix(limit)) }
     }
 
-    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
+    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool {
         state.withLock { state in
+            guard state.pending.contains(where: { $0.id == ticketID }) else { return false }
             state.recorded[ticketID] = outcome
             state.pending.removeAll { $0.id == ticketID }
+            return true
         }
     }
 }

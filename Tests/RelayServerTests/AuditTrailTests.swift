@@ -191,7 +191,8 @@ struct CommitQueueTests {
     }
 }
 
-/// An Expo receipt that arrives after the response is audited, and corrects the usage counted at ticket time.
+/// An Expo receipt that arrives after the response is audited, and moves the usage counted as accepted at ticket time
+/// to the receipt's outcome.
 @Suite(.timeLimit(.minutes(1)))
 struct AuditedExpoReceiptsTests {
     @Test func aLateReceiptIsRecordedAndMovesUsage() async throws {
@@ -204,18 +205,17 @@ struct AuditedExpoReceiptsTests {
             updatedAt: created, expiresAt: created.addingTimeInterval(3_600)
         )
         var ticketTime = StoreBatch(receipts: [receipt])
-        ticketTime.count(UsageCounts(delivered: 1), for: UsageKey(tenantID: "t1", date: created, provider: .expo))
+        ticketTime.count(UsageCounts(accepted: 1), for: UsageKey(tenantID: "t1", date: created, provider: .expo))
         try await store.commit(ticketTime)
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await relay.commits.run() }
             let receipts = AuditedExpoReceipts(relay: relay)
-            try await receipts.recordExpoReceipt(
-                ticketID: "ticket-1",
-                outcome: .tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
-            )
-            // Unknown tickets change nothing and write nothing.
-            try await receipts.recordExpoReceipt(ticketID: "nope", outcome: .delivered(providerMessageID: nil))
+            let dead = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
+            #expect(try await receipts.recordExpoReceipt(ticketID: "ticket-1", outcome: dead))
+            // Unknown tickets, and tickets already recorded (by another relay too), change nothing and write nothing.
+            #expect(try await !receipts.recordExpoReceipt(ticketID: "nope", outcome: .delivered(providerMessageID: nil)))
+            #expect(try await !receipts.recordExpoReceipt(ticketID: "ticket-1", outcome: dead))
             relay.commits.close()
             try await group.waitForAll()
         }
@@ -225,7 +225,7 @@ struct AuditedExpoReceiptsTests {
         #expect(records.first?.tenantID == "t1" && records.first?.tokenFingerprint == "fp1")
         #expect(records.first?.critical == true)
         let usage = try await store.usage(tenantID: "t1", fromDay: "2000-01-01")
-        #expect(usage.map(\.counts) == [UsageCounts(delivered: 0, tokenInvalid: 1)])
+        #expect(usage.map(\.counts) == [UsageCounts(tokenInvalid: 1)])
         #expect(try await store.receipts(ids: ["r1"], tenantID: "t1").first?.errorCode == "DeviceNotRegistered")
     }
 }
