@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Metrics
+import MetricsTestKit
 import RelayCore
 import RelayProviders
 import RelayStore
@@ -195,6 +197,47 @@ struct CommitQueueTests {
 /// to the receipt's outcome.
 @Suite(.timeLimit(.minutes(1)))
 struct AuditedExpoReceiptsTests {
+    @Test func anExpoPushIsAcceptedUntilItsReceiptThenCountedWithItsOutcome() async throws {
+        let metrics = TestMetrics()
+        try await withMetricsFactory(metrics) {
+            let relay = try await TestRelay()
+            let (dead, fine) = (TestRelay.expoTicketToken("dead"), TestRelay.expoTicketToken("fine"))
+            @Sendable func pushes(_ outcome: String) -> Int64 {
+                metrics.counterTotal(
+                    label: "relay_pushes_total",
+                    dimensions: [("tenant", "acme"), ("provider", "expo"), ("outcome", outcome)]
+                )
+            }
+            @Sendable func usage() async throws -> UsageCounts? {
+                try await relay.store.usage(tenantID: relay.tenant.id, fromDay: "2000-01-01").first?.counts
+            }
+            try await relay.application.test(.router) { client in
+                let body = #"{"messages":[{"to":["\#(dead)","\#(fine)"],"body":"x"}]}"#
+                let response = try await client.post("/v1/push", key: relay.key, json: body)
+                #expect(response.status == .ok)
+                #expect(response.json?["data"]?[0]?["status"] == .string("ok"))
+                // Expo took both: accepted, in usage and in the counter, until the receipts come.
+                #expect(try await usage() == UsageCounts(accepted: 2))
+                #expect(pushes("accepted") == 2)
+                #expect(pushes("delivered") == 0)
+
+                let receipts = AuditedExpoReceipts(relay: relay.relay)
+                let gone = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
+                #expect(try await receipts.recordExpoReceipt(ticketID: "ticket-dead", outcome: gone))
+                #expect(try await usage() == UsageCounts(tokenInvalid: 1, accepted: 1))
+                #expect(pushes("token_invalid") == 1)
+                #expect(try await receipts.recordExpoReceipt(ticketID: "ticket-fine", outcome: .delivered(providerMessageID: nil)))
+                #expect(try await usage() == UsageCounts(delivered: 1, tokenInvalid: 1))
+                #expect(pushes("delivered") == 1)
+                // A receipt recorded already is not counted again.
+                #expect(try await !receipts.recordExpoReceipt(ticketID: "ticket-dead", outcome: gone))
+                #expect(pushes("token_invalid") == 1)
+                #expect(pushes("accepted") == 2, "a counter never goes down: the accepted count stays")
+                #expect(try await usage() == UsageCounts(delivered: 1, tokenInvalid: 1))
+            }
+        }
+    }
+
     @Test func aLateReceiptIsRecordedAndMovesUsage() async throws {
         let store = MemoryStore()
         let relay = Relay(store: store, senders: [:], commits: CommitQueue(store: store, settings: AuditLogSettings(chain: "i1")))

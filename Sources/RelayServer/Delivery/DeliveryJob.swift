@@ -178,11 +178,13 @@ final class DeliveryJob: Sendable {
 
     private func record(_ item: Item, _ report: DeliveryReport) {
         state.withLock { $0.reports[item.index] = report }
+        // A push Expo accepted is counted again, with its final outcome, when its receipt arrives
+        // (``AuditedExpoReceipts``): a counter cannot move a push from one outcome to another.
         Counter(
             label: "relay_pushes_total",
             dimensions: [
                 ("tenant", tenantName), ("provider", item.push.provider.rawValue),
-                ("outcome", report.outcome.shortDescription),
+                ("outcome", report.awaitsExpoReceipt ? "accepted" : report.outcome.shortDescription),
             ]
         ).increment()
         Timer(label: "relay_upstream_duration_seconds", dimensions: [("provider", item.push.provider.rawValue)])
