@@ -178,6 +178,8 @@ let package = Package(
             name: "RelayStoreTests",
             dependencies: [
                 "RelayStore", "RelayStorePostgres", "RelayCore", .product(name: "GRDB", package: "GRDB.swift"),
+                // Raw SQL in the PostgreSQL tests (`PostgresQuery`), such as a schema from before a migration.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -191,6 +193,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                // `withMetricsFactory(TestMetrics())`: metrics counted in a test, without bootstrapping.
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),

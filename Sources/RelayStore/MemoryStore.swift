@@ -244,11 +244,16 @@ package final class MemoryStore: PushStore {
         }
     }
 
-    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
+    @discardableResult
+    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool {
         state.withLock { state in
-            guard let id = state.receipts.values.first(where: { $0.expoTicketID == ticketID && $0.status == .pending })?.id
-            else { return }
-            state.receipts[id]?.apply(ReceiptUpdate(outcome: outcome, id: id, at: Date()))
+            guard let receipt = state.receipts.values.first(where: { $0.expoTicketID == ticketID && $0.status == .pending })
+            else { return false }
+            state.receipts[receipt.id]?.apply(ReceiptUpdate(outcome: outcome, id: receipt.id, at: Date()))
+            let key = UsageKey(tenantID: receipt.tenantID, date: receipt.createdAt, provider: .expo)
+            state.usage[key, default: UsageCounts()] =
+                state.usage[key, default: UsageCounts()] + .acceptedEnded(outcomeCode: outcome.errorCode)
+            return true
         }
     }
 }

@@ -7,6 +7,7 @@ extension SQLiteStore {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createSchemaV1)
         migrator.registerMigration("v2", migrate: createSchemaV2)
+        migrator.registerMigration("v3", migrate: createSchemaV3)
         return migrator
     }()
 
@@ -153,6 +154,25 @@ extension SQLiteStore {
                     seq INTEGER NOT NULL,
                     link BLOB NOT NULL
                 );
+                """
+        )
+    }
+
+    /// Expo notifications count as accepted until their receipt is known. Those still waiting for it were counted as
+    /// delivered; they move to `accepted`, on the UTC day their receipt was made, where the receipt will take them
+    /// from.
+    private static func createSchemaV3(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE usage_daily ADD COLUMN accepted INTEGER NOT NULL DEFAULT 0;
+
+                INSERT INTO usage_daily (tenant_id, day, provider, delivered, accepted)
+                    SELECT tenant_id, strftime('%Y-%m-%d', created_at, 'unixepoch'), 'expo', -COUNT(*), COUNT(*)
+                    FROM receipts WHERE status = 'pending' AND expo_ticket_id IS NOT NULL
+                    GROUP BY tenant_id, strftime('%Y-%m-%d', created_at, 'unixepoch')
+                ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
+                    delivered = delivered + excluded.delivered,
+                    accepted = accepted + excluded.accepted;
                 """
         )
     }

@@ -58,7 +58,8 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed FROM usage_daily
+                    SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted
+                    FROM usage_daily
                     WHERE tenant_id = ? AND day >= ? ORDER BY day, provider
                     """,
                 arguments: [tenantID, fromDay]
@@ -75,7 +76,8 @@ extension SQLiteStore {
                         tokenInvalid: try row.decode(forColumn: "token_invalid"),
                         rejected: try row.decode(forColumn: "rejected"),
                         rateLimited: try row.decode(forColumn: "rate_limited"),
-                        failed: try row.decode(forColumn: "failed")
+                        failed: try row.decode(forColumn: "failed"),
+                        accepted: try row.decode(forColumn: "accepted")
                     )
                 )
             }
@@ -102,20 +104,21 @@ extension SQLiteStore {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO usage_daily (tenant_id, day, provider, delivered, token_invalid, rejected, rate_limited,
-                    failed)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    failed, accepted)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
                     delivered = delivered + excluded.delivered,
                     token_invalid = token_invalid + excluded.token_invalid,
                     rejected = rejected + excluded.rejected,
                     rate_limited = rate_limited + excluded.rate_limited,
-                    failed = failed + excluded.failed
+                    failed = failed + excluded.failed,
+                    accepted = accepted + excluded.accepted
                 """
         )
         for (key, counts) in usage where !counts.isZero {
             try statement.execute(arguments: [
                 key.tenantID, key.day, key.provider.rawValue, counts.delivered, counts.tokenInvalid, counts.rejected,
-                counts.rateLimited, counts.failed,
+                counts.rateLimited, counts.failed, counts.accepted,
             ])
         }
     }

@@ -145,19 +145,26 @@ extension SQLiteStore {
         }
     }
 
-    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
+    @discardableResult
+    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool {
         let now = Date()
-        try await writer.write { db in
+        return try await writer.write { db in
             // The literal conditions match the partial index `receipts_pending_by_expo_ticket`.
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT id FROM receipts
+                    SELECT id, tenant_id, created_at FROM receipts
                     WHERE expo_ticket_id = ? AND status = 'pending' AND expo_ticket_id IS NOT NULL
                     LIMIT 1
                     """
             )
-            guard let id = try String.fetchOne(statement, arguments: [ticketID]) else { return }
+            guard let row = try Row.fetchOne(statement, arguments: [ticketID]) else { return false }
+            let id: String = try row.decode(forColumn: "id")
+            let created = Date(timeIntervalSince1970: try row.decode(Double.self, forColumn: "created_at"))
             try Self.apply(ReceiptUpdate(outcome: outcome, id: id, at: now), db: db)
+            // On the day the push was accepted, where its ticket counted it.
+            let key = UsageKey(tenantID: try row.decode(forColumn: "tenant_id"), date: created, provider: .expo)
+            try Self.add([key: .acceptedEnded(outcomeCode: outcome.errorCode)], db: db)
+            return true
         }
     }
 }

@@ -13,17 +13,33 @@ package struct UsageCounts: Sendable, Equatable, Codable {
     package var rateLimited = 0
     /// Not delivered for the relay's or the provider's trouble: ProviderUnavailable, Timeout.
     package var failed = 0
+    /// Accepted by Expo (its ticket is ok) with the receipt not known yet. The receipt moves the notification to its
+    /// final column (``acceptedEnded(outcomeCode:)``), so this counts the Expo notifications still in flight.
+    package var accepted = 0
 
-    package init(delivered: Int = 0, tokenInvalid: Int = 0, rejected: Int = 0, rateLimited: Int = 0, failed: Int = 0) {
+    package init(
+        delivered: Int = 0,
+        tokenInvalid: Int = 0,
+        rejected: Int = 0,
+        rateLimited: Int = 0,
+        failed: Int = 0,
+        accepted: Int = 0
+    ) {
         self.delivered = delivered
         self.tokenInvalid = tokenInvalid
         self.rejected = rejected
         self.rateLimited = rateLimited
         self.failed = failed
+        self.accepted = accepted
     }
 
-    package var total: Int { delivered + tokenInvalid + rejected + rateLimited + failed }
-    package var isZero: Bool { total == 0 }
+    /// Every notification, each in one column: an accepted one moves out of `accepted` when it lands in its final one.
+    package var total: Int { delivered + tokenInvalid + rejected + rateLimited + failed + accepted }
+    /// Whether every column is 0. Not `total == 0`: a move from one column to another (a late Expo receipt) has a
+    /// total of 0 and must still be written.
+    package var isZero: Bool {
+        delivered == 0 && tokenInvalid == 0 && rejected == 0 && rateLimited == 0 && failed == 0 && accepted == 0
+    }
 
     package static func + (lhs: UsageCounts, rhs: UsageCounts) -> UsageCounts {
         UsageCounts(
@@ -31,8 +47,15 @@ package struct UsageCounts: Sendable, Equatable, Codable {
             tokenInvalid: lhs.tokenInvalid + rhs.tokenInvalid,
             rejected: lhs.rejected + rhs.rejected,
             rateLimited: lhs.rateLimited + rhs.rateLimited,
-            failed: lhs.failed + rhs.failed
+            failed: lhs.failed + rhs.failed,
+            accepted: lhs.accepted + rhs.accepted
         )
+    }
+
+    /// What an Expo receipt does to the counters: one notification leaves `accepted` for the column of `errorCode`
+    /// (`nil`: delivered).
+    package static func acceptedEnded(outcomeCode errorCode: String?) -> UsageCounts {
+        UsageCounts(outcomeCode: errorCode) + UsageCounts(accepted: -1)
     }
 
     /// One notification that ended with `errorCode` (`nil`: delivered).

@@ -16,6 +16,7 @@ extension PostgresStore {
         Migration(name: "v1", statements: schemaV1),
         Migration(name: "v2", statements: schemaV2),
         Migration(name: "rate_limit_buckets", statements: rateLimitBuckets),
+        Migration(name: "v3", statements: schemaV3),
     ]
 
     /// Any 32-bit constant naming "PushRelay's migrations" among the database's advisory locks; the second half of
@@ -260,5 +261,22 @@ extension PostgresStore {
             last_grant bigint NOT NULL
         )
         """
+    ]
+
+    /// Expo notifications count as accepted until their receipt is known (SQLite's `v3`). Those still waiting for it
+    /// were counted as delivered; they move to `accepted`, on the UTC day their receipt was made, where the receipt
+    /// will take them from.
+    private static let schemaV3: [PostgresQuery] = [
+        "ALTER TABLE usage_daily ADD COLUMN accepted bigint NOT NULL DEFAULT 0",
+        """
+        INSERT INTO usage_daily AS u (tenant_id, day, provider, delivered, accepted)
+            SELECT tenant_id, to_char(to_timestamp(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, 'expo',
+                -count(*), count(*)
+            FROM receipts WHERE status = 'pending' AND expo_ticket_id IS NOT NULL
+            GROUP BY tenant_id, day
+        ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
+            delivered = u.delivered + EXCLUDED.delivered,
+            accepted = u.accepted + EXCLUDED.accepted
+        """,
     ]
 }

@@ -112,23 +112,35 @@ extension PostgresStore {
         ).first.map { try Receipt(row: $0) }
     }
 
-    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
+    @discardableResult
+    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool {
         let update = ReceiptUpdate(outcome: outcome, id: "", at: Date())
-        // The inner conditions match the partial index `receipts_pending_by_expo_ticket`; the outer `status`
-        // check makes a second relay recording the same ticket at once change nothing.
-        try await execute(
-            """
-            UPDATE receipts SET status = \(update.status.rawValue), error_code = \(update.errorCode),
-                message = \(update.message), remove_token = \(update.removeToken),
-                provider_message_id = COALESCE(\(update.providerMessageID), provider_message_id),
-                expo_ticket_id = \(update.expoTicketID), updated_at = \(update.updatedAt.unixSeconds)
-            WHERE status = 'pending' AND id = (
-                SELECT id FROM receipts
-                WHERE expo_ticket_id = \(ticketID) AND status = 'pending' AND expo_ticket_id IS NOT NULL
-                LIMIT 1
+        return try await transaction { transaction in
+            // The inner conditions match the partial index `receipts_pending_by_expo_ticket`; the outer `status`
+            // check makes a second relay recording the same ticket at once change nothing (it waits for the first
+            // one's row lock, then finds the receipt no longer pending), so the usage moves once.
+            let closed = try await transaction.rows(
+                """
+                UPDATE receipts SET status = \(update.status.rawValue), error_code = \(update.errorCode),
+                    message = \(update.message), remove_token = \(update.removeToken),
+                    provider_message_id = COALESCE(\(update.providerMessageID), provider_message_id),
+                    expo_ticket_id = \(update.expoTicketID), updated_at = \(update.updatedAt.unixSeconds)
+                WHERE status = 'pending' AND id = (
+                    SELECT id FROM receipts
+                    WHERE expo_ticket_id = \(ticketID) AND status = 'pending' AND expo_ticket_id IS NOT NULL
+                    LIMIT 1
+                )
+                RETURNING tenant_id, created_at
+                """
             )
-            """
-        )
+            guard let row = closed.first?.makeRandomAccess() else { return false }
+            // On the day the push was accepted, where its ticket counted it.
+            let key = UsageKey(tenantID: try row.value("tenant_id"), date: try row.date("created_at"), provider: .expo)
+            for statement in Self.usageStatements([key: .acceptedEnded(outcomeCode: outcome.errorCode)]) {
+                try await transaction.execute(statement)
+            }
+            return true
+        }
     }
 
     // MARK: - Usage
@@ -136,7 +148,7 @@ extension PostgresStore {
     package func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
         try await rows(
             """
-            SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed FROM usage_daily
+            SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted FROM usage_daily
             WHERE tenant_id = \(tenantID) AND day >= \(fromDay) ORDER BY day, provider COLLATE "C"
             """
         ).map(UsageRow.init(row:))
@@ -247,7 +259,7 @@ extension PostgresStore {
                 $1.key.tenantID, $1.key.day, $1.key.provider.rawValue
             )
         }
-        let width = 8
+        let width = 9
         return stride(from: 0, to: rows.count, by: rowsPerStatement).map { start in
             let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
             var binds = PostgresBindings(capacity: chunk.count * width)
@@ -262,18 +274,20 @@ extension PostgresStore {
                 binds.append(counts.rejected)
                 binds.append(counts.rateLimited)
                 binds.append(counts.failed)
+                binds.append(counts.accepted)
             }
             return .assembled(
                 """
                 INSERT INTO usage_daily AS u (tenant_id, day, provider, delivered, token_invalid, rejected,
-                    rate_limited, failed)
+                    rate_limited, failed, accepted)
                 VALUES \(values.joined(separator: ", "))
                 ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
                     delivered = u.delivered + EXCLUDED.delivered,
                     token_invalid = u.token_invalid + EXCLUDED.token_invalid,
                     rejected = u.rejected + EXCLUDED.rejected,
                     rate_limited = u.rate_limited + EXCLUDED.rate_limited,
-                    failed = u.failed + EXCLUDED.failed
+                    failed = u.failed + EXCLUDED.failed,
+                    accepted = u.accepted + EXCLUDED.accepted
                 """,
                 binds: binds
             )

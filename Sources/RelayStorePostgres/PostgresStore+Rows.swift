@@ -129,7 +129,8 @@ extension UsageRow {
                 tokenInvalid: try row.value("token_invalid"),
                 rejected: try row.value("rejected"),
                 rateLimited: try row.value("rate_limited"),
-                failed: try row.value("failed")
+                failed: try row.value("failed"),
+                accepted: try row.value("accepted")
             )
         )
     }

@@ -60,12 +60,14 @@ struct RelayAssembly {
         )
     }
 
+    /// - Parameter expoReceiptDelay: How long after Expo accepts a ticket its receipt is first asked for; `nil` takes
+    ///   `[expo] receipt_delay_seconds` (`pushrelay demo` asks at once).
     static func make(
         configuration: RelayConfiguration,
         store: any PushStore,
         logger: Logger,
         environment: SenderEnvironment = .live,
-        expoReceiptDelay: Duration = .seconds(15 * 60)
+        expoReceiptDelay: Duration? = nil
     ) throws -> RelayAssembly {
         let payload = PayloadSettings(
             apnsTopic: configuration.apns?.topic ?? "",
@@ -139,7 +141,7 @@ struct RelayAssembly {
             configuration: expoConfiguration,
             store: AuditedExpoReceipts(relay: relay),
             client: expoClient,
-            delay: expoReceiptDelay,
+            delay: expoReceiptDelay ?? .seconds(configuration.expo.receiptDelaySeconds),
             environment: environment,
             logger: logger
         )

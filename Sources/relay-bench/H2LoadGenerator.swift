@@ -8,12 +8,13 @@ import RelayHTTP2
 /// Everything runs on one machine, so the load generator's own CPU time is taken from the relay; h2load costs the
 /// least per request of any generator here. h2load sends the same body every time (one token)
 /// and cannot read the tickets, so a request counts as a success only when the relay's own `relay_pushes_total` shows
-/// one more delivered push for it; latencies come from h2load's per-request log. The paced phase's reference (the
-/// simulator alone) is driven by h2load too, so that "added by the relay" compares like with like.
+/// one more delivered push for it (for Expo, one more accepted: its receipt comes minutes later); latencies come from
+/// h2load's per-request log. The paced phase's reference (the simulator alone) is driven by h2load too, so that
+/// "added by the relay" compares like with like.
 enum H2LoadGenerator {
     /// Sends one-notification push requests to the relay: `total` of them, closed loop over `concurrency` streams
-    /// when `rate` is nil, otherwise at `rate` requests a second (open loop). A success is a push the relay counts as
-    /// delivered.
+    /// when `rate` is nil, otherwise at `rate` requests a second (open loop). A success is a push the relay counts
+    /// with `outcome` (`delivered`; `accepted` for Expo, whose outcome comes with a receipt minutes later).
     static func pushes(
         url: String,
         key: String,
@@ -22,18 +23,19 @@ enum H2LoadGenerator {
         concurrency: Int,
         rate: Int? = nil,
         directory: String,
-        metrics: HTTP2Pool
+        metrics: HTTP2Pool,
+        outcome: String = "delivered"
     ) async throws -> TransportBenchmark.Result {
-        let delivered0 = try await delivered(metrics, url: url)
+        let delivered0 = try await delivered(metrics, url: url, outcome: outcome)
         var result = try await load(
             url: url + "/v1/push",
             headers: ["authorization: Bearer \(key)", "content-type: application/json"],
             body: body, total: total, concurrency: concurrency, rate: rate, directory: directory
         )
-        let delivered1 = try await delivered(metrics, url: url)
+        let delivered1 = try await delivered(metrics, url: url, outcome: outcome)
         result.succeeded = min(total, max(0, delivered1 - delivered0))
         result.failed = total - result.succeeded
-        if result.failed > 0 && result.errors.isEmpty { result.errors["not delivered (relay_pushes_total)"] = result.failed }
+        if result.failed > 0 && result.errors.isEmpty { result.errors["not \(outcome) (relay_pushes_total)"] = result.failed }
         return result
     }
 
@@ -87,12 +89,12 @@ enum H2LoadGenerator {
         return result
     }
 
-    /// The relay's count of delivered pushes, from its Prometheus metrics.
-    static func delivered(_ pool: HTTP2Pool, url: String) async throws -> Int {
+    /// The relay's count of pushes with `outcome` (delivered, or accepted by Expo), from its Prometheus metrics.
+    static func delivered(_ pool: HTTP2Pool, url: String, outcome: String) async throws -> Int {
         let response = try await pool.send(HTTP2Request(method: "GET", url: url + "/metrics", timeout: .seconds(5)))
         var count = 0.0
         for line in String(decoding: response.body, as: UTF8.self).split(separator: "\n")
-        where line.hasPrefix("relay_pushes_total{") && line.contains(#"outcome="delivered""#) {
+        where line.hasPrefix("relay_pushes_total{") && line.contains(#"outcome="\#(outcome)""#) {
             count += line.split(separator: " ").last.flatMap { Double($0) } ?? 0
         }
         return Int(count)

@@ -126,6 +126,9 @@ struct RelayBenchmark: AsyncParsableCommand {
             )
         }
 
+        // The outcome `relay_pushes_total` gives a successful push: an Expo push is accepted, its receipt comes later.
+        let success = kind == .expo ? "accepted" : "delivered"
+
         // Warm-up: connections, JWT, OAuth token.
         _ = await Self.drive(total: 200, concurrency: 20) { number in try await pool.send(request([token(number)])) }
 
@@ -135,7 +138,7 @@ struct RelayBenchmark: AsyncParsableCommand {
             case .h2load:
                 try await H2LoadGenerator.pushes(
                     url: url, key: key, body: body([token(0)]), total: requests, concurrency: concurrency,
-                    directory: directory, metrics: pool
+                    directory: directory, metrics: pool, outcome: success
                 )
             case .pool:
                 await Self.drive(total: requests, concurrency: concurrency) { number in
@@ -152,7 +155,7 @@ struct RelayBenchmark: AsyncParsableCommand {
             case .h2load:
                 try await H2LoadGenerator.pushes(
                     url: url, key: key, body: body([token(0)]), total: pacedRate * pacedSeconds, concurrency: concurrency,
-                    rate: pacedRate, directory: directory, metrics: pool
+                    rate: pacedRate, directory: directory, metrics: pool, outcome: success
                 )
             case .pool:
                 await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in

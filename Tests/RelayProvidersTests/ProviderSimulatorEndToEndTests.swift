@@ -238,6 +238,30 @@ struct ProviderSimulatorEndToEndTests {
         try await harness.close()
     }
 
+    @Test func aReceiptIsFirstAskedForOnlyAfterTheConfiguredDelay() async throws {
+        let harness = try await Harness()
+        let reports = await harness.expo.send(try pushes(Self.plain, tokens: [ProviderTestTokens.expo("0610")], provider: .expo))
+        let ticket = try #require(reports.first.flatMap { if case .delivered(let id?) = $0.outcome { id } else { nil } })
+        let store = RecordingReceiptStore(pending: [ticket], sent: harness.clock.now)
+        let poller = ExpoReceiptPoller(
+            configuration: ExpoSenderConfiguration(payload: harness.settings, endpoint: harness.simulator.baseURL),
+            store: store, client: harness.client, delay: .seconds(120),
+            environment: .test(clock: harness.clock, sleeper: harness.sleeper)
+        )
+        // The receipt is ready at once, but the poller does not ask before the delay has passed.
+        #expect(try await poller.pollOnce() == 0)
+        harness.clock.advance(by: 119)
+        #expect(try await poller.pollOnce() == 0)
+        #expect(harness.simulator.received(.expoReceipts).isEmpty)
+        #expect(store.recorded.isEmpty)
+
+        harness.clock.advance(by: 2)
+        #expect(try await poller.pollOnce() == 1)
+        #expect(harness.simulator.received(.expoReceipts).count == 1)
+        #expect(store.recorded[ticket]?.errorCode == "DeviceNotRegistered")
+        try await harness.close()
+    }
+
     @Test func receiptPollerReportsFinalOutcomes() async throws {
         let harness = try await Harness()
         let reports = await harness.expo.send(try pushes(Self.plain, tokens: [ProviderTestTokens.expo(), ProviderTestTokens.expo("0610")], provider: .expo))
@@ -277,10 +301,12 @@ final class RecordingReceiptStore: ExpoReceiptStore {
         state.withLock { state in Array(state.pending.filter { $0.sent < sentBefore }.map(\.id).prefix(limit)) }
     }
 
-    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws {
+    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool {
         state.withLock { state in
+            guard state.pending.contains(where: { $0.id == ticketID }) else { return false }
             state.recorded[ticketID] = outcome
             state.pending.removeAll { $0.id == ticketID }
+            return true
         }
     }
 }

@@ -15,7 +15,8 @@ struct AdminAPIReportTests {
         try await fixture.application.test(.router) { client in
             let body = #"""
                 {"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.deadAPNsToken)","\#(TestRelay.fcmToken)"],"body":"b"},
-                 {"to":"\#(TestRelay.expoToken)","body":"critical","isCriticalAlert":true}]}
+                 {"to":"\#(TestRelay.expoToken)","body":"critical","isCriticalAlert":true},
+                 {"to":"\#(TestRelay.expoTicketToken("usage"))","body":"accepted by Expo, receipt to come"}]}
                 """#
             #expect(try await client.post("/v1/push", key: fixture.tenantKey, json: body).status == .ok)
 
@@ -26,17 +27,17 @@ struct AdminAPIReportTests {
             #expect(days.count == 1)
             #expect(days.first?["day"] == .string(UsageKey.day(of: Date())))
             let providers = try #require(days.first?["providers"])
-            let counts: (Int64, Int64, Int64, Int64, Int64) -> JSONValue = {
-                delivered, invalid, rejected, limited, failed in
+            let counts: (Int64, Int64, Int64, Int64, Int64, Int64) -> JSONValue = {
+                delivered, invalid, rejected, limited, failed, accepted in
                 .object([
                     "delivered": .int(delivered), "tokenInvalid": .int(invalid), "rejected": .int(rejected),
-                    "rateLimited": .int(limited), "failed": .int(failed),
+                    "rateLimited": .int(limited), "failed": .int(failed), "accepted": .int(accepted),
                 ])
             }
-            #expect(providers["apns"] == counts(1, 1, 0, 0, 0))
-            #expect(providers["fcm"] == counts(1, 0, 0, 0, 0))
-            // The critical alert from a tenant not allowed to send them.
-            #expect(providers["expo"] == counts(0, 0, 1, 0, 0))
+            #expect(providers["apns"] == counts(1, 1, 0, 0, 0, 0))
+            #expect(providers["fcm"] == counts(1, 0, 0, 0, 0, 0))
+            // The critical alert from a tenant not allowed to send them, and a push whose Expo receipt is to come.
+            #expect(providers["expo"] == counts(0, 0, 1, 0, 0, 1))
 
             let week = try await client.admin(.get, "/admin/v1/tenants/acme/usage?days=1", token: fixture.adminToken)
             #expect(week.json?["days"]?.elements.count == 1)

@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Metrics
+import MetricsTestKit
 import RelayCore
 import RelayProviders
 import RelayStore
@@ -191,9 +193,51 @@ struct CommitQueueTests {
     }
 }
 
-/// An Expo receipt that arrives after the response is audited, and corrects the usage counted at ticket time.
+/// An Expo receipt that arrives after the response is audited, and moves the usage counted as accepted at ticket time
+/// to the receipt's outcome.
 @Suite(.timeLimit(.minutes(1)))
 struct AuditedExpoReceiptsTests {
+    @Test func anExpoPushIsAcceptedUntilItsReceiptThenCountedWithItsOutcome() async throws {
+        let metrics = TestMetrics()
+        try await withMetricsFactory(metrics) {
+            let relay = try await TestRelay()
+            let (dead, fine) = (TestRelay.expoTicketToken("dead"), TestRelay.expoTicketToken("fine"))
+            @Sendable func pushes(_ outcome: String) -> Int64 {
+                metrics.counterTotal(
+                    label: "relay_pushes_total",
+                    dimensions: [("tenant", "acme"), ("provider", "expo"), ("outcome", outcome)]
+                )
+            }
+            @Sendable func usage() async throws -> UsageCounts? {
+                try await relay.store.usage(tenantID: relay.tenant.id, fromDay: "2000-01-01").first?.counts
+            }
+            try await relay.application.test(.router) { client in
+                let body = #"{"messages":[{"to":["\#(dead)","\#(fine)"],"body":"x"}]}"#
+                let response = try await client.post("/v1/push", key: relay.key, json: body)
+                #expect(response.status == .ok)
+                #expect(response.json?["data"]?[0]?["status"] == .string("ok"))
+                // Expo took both: accepted, in usage and in the counter, until the receipts come.
+                #expect(try await usage() == UsageCounts(accepted: 2))
+                #expect(pushes("accepted") == 2)
+                #expect(pushes("delivered") == 0)
+
+                let receipts = AuditedExpoReceipts(relay: relay.relay)
+                let gone = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
+                #expect(try await receipts.recordExpoReceipt(ticketID: "ticket-dead", outcome: gone))
+                #expect(try await usage() == UsageCounts(tokenInvalid: 1, accepted: 1))
+                #expect(pushes("token_invalid") == 1)
+                #expect(try await receipts.recordExpoReceipt(ticketID: "ticket-fine", outcome: .delivered(providerMessageID: nil)))
+                #expect(try await usage() == UsageCounts(delivered: 1, tokenInvalid: 1))
+                #expect(pushes("delivered") == 1)
+                // A receipt recorded already is not counted again.
+                #expect(try await !receipts.recordExpoReceipt(ticketID: "ticket-dead", outcome: gone))
+                #expect(pushes("token_invalid") == 1)
+                #expect(pushes("accepted") == 2, "a counter never goes down: the accepted count stays")
+                #expect(try await usage() == UsageCounts(delivered: 1, tokenInvalid: 1))
+            }
+        }
+    }
+
     @Test func aLateReceiptIsRecordedAndMovesUsage() async throws {
         let store = MemoryStore()
         let relay = Relay(store: store, senders: [:], commits: CommitQueue(store: store, settings: AuditLogSettings(chain: "i1")))
@@ -204,18 +248,17 @@ struct AuditedExpoReceiptsTests {
             updatedAt: created, expiresAt: created.addingTimeInterval(3_600)
         )
         var ticketTime = StoreBatch(receipts: [receipt])
-        ticketTime.count(UsageCounts(delivered: 1), for: UsageKey(tenantID: "t1", date: created, provider: .expo))
+        ticketTime.count(UsageCounts(accepted: 1), for: UsageKey(tenantID: "t1", date: created, provider: .expo))
         try await store.commit(ticketTime)
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await relay.commits.run() }
             let receipts = AuditedExpoReceipts(relay: relay)
-            try await receipts.recordExpoReceipt(
-                ticketID: "ticket-1",
-                outcome: .tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
-            )
-            // Unknown tickets change nothing and write nothing.
-            try await receipts.recordExpoReceipt(ticketID: "nope", outcome: .delivered(providerMessageID: nil))
+            let dead = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
+            #expect(try await receipts.recordExpoReceipt(ticketID: "ticket-1", outcome: dead))
+            // Unknown tickets, and tickets already recorded (by another relay too), change nothing and write nothing.
+            #expect(try await !receipts.recordExpoReceipt(ticketID: "nope", outcome: .delivered(providerMessageID: nil)))
+            #expect(try await !receipts.recordExpoReceipt(ticketID: "ticket-1", outcome: dead))
             relay.commits.close()
             try await group.waitForAll()
         }
@@ -225,7 +268,7 @@ struct AuditedExpoReceiptsTests {
         #expect(records.first?.tenantID == "t1" && records.first?.tokenFingerprint == "fp1")
         #expect(records.first?.critical == true)
         let usage = try await store.usage(tenantID: "t1", fromDay: "2000-01-01")
-        #expect(usage.map(\.counts) == [UsageCounts(delivered: 0, tokenInvalid: 1)])
+        #expect(usage.map(\.counts) == [UsageCounts(tokenInvalid: 1)])
         #expect(try await store.receipts(ids: ["r1"], tenantID: "t1").first?.errorCode == "DeviceNotRegistered")
     }
 }

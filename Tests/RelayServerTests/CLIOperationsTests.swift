@@ -61,20 +61,24 @@ import Testing
                 UsageRow(day: "2027-01-15", provider: .apns, counts: UsageCounts(delivered: 5, failed: 1)),
                 UsageRow(day: "2027-01-14", provider: .fcm, counts: UsageCounts(tokenInvalid: 2, rateLimited: 3)),
                 UsageRow(day: "2027-01-14", provider: .apns, counts: UsageCounts(rejected: 4)),
+                UsageRow(day: "2027-01-15", provider: .expo, counts: UsageCounts(delivered: 1, accepted: 7)),
             ]
         )
         #expect(
             report.tableLines == [
-                "DAY\tPROVIDER\tDELIVERED\tTOKEN_INVALID\tREJECTED\tRATE_LIMITED\tFAILED\tTOTAL",
-                "2027-01-14\tapns\t0\t0\t4\t0\t0\t4",
-                "2027-01-14\tfcm\t0\t2\t0\t3\t0\t5",
-                "2027-01-15\tapns\t5\t0\t0\t0\t1\t6",
-                "total\t\t5\t2\t4\t3\t1\t15",
+                "DAY\tPROVIDER\tDELIVERED\tTOKEN_INVALID\tREJECTED\tRATE_LIMITED\tFAILED\tACCEPTED\tTOTAL",
+                "2027-01-14\tapns\t0\t0\t4\t0\t0\t0\t4",
+                "2027-01-14\tfcm\t0\t2\t0\t3\t0\t0\t5",
+                "2027-01-15\tapns\t5\t0\t0\t0\t1\t0\t6",
+                "2027-01-15\texpo\t1\t0\t0\t0\t0\t7\t8",
+                "total\t\t6\t2\t4\t3\t1\t7\t23",
             ]
         )
         let json = report.json.objectValue
         #expect(json?["tenant"] == .string("acme"))
-        #expect(json?["total"]?.objectValue?["total"] == .int(15))
+        #expect(json?["total"]?.objectValue?["total"] == .int(23))
+        #expect(json?["total"]?.objectValue?["accepted"] == .int(7))
+        #expect(json?["days"]?.elements.last?["accepted"] == .int(7))
         #expect(UsageReport.fromDay(days: 30, now: AuditFixtures.now) == "2026-12-17")
         #expect(UsageReport.fromDay(days: 1, now: AuditFixtures.now) == "2027-01-15")
     }

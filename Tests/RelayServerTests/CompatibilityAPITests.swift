@@ -297,7 +297,7 @@ struct OneUptimeAPITests {
     @Test func lateExpoReceiptErrorAndUnknownAndOtherTenantsIds() async throws {
         let relay = try await TestRelay()
         let (_, otherKey) = try await TestRelay.addTenant(to: relay.store, name: "other", allowCriticalAlerts: true)
-        let lateDead = "ExponentPushToken[0610late]"
+        let lateDead = "ExponentPushToken[ticket-late]"
         try await relay.application.test(.router) { client in
             let send = try await client.post("/push-relay/send", key: relay.key, json: Self.body(lateDead))
             #expect(send.status == .ok)
@@ -306,7 +306,7 @@ struct OneUptimeAPITests {
             #expect(Self.text(pending) == #"{"receipts":{}}"#, "accepted by Expo, no receipt yet: not final")
 
             try await AuditedExpoReceipts(relay: relay.relay).recordExpoReceipt(
-                ticketID: "expo-ticket-0610late]",
+                ticketID: "ticket-late",
                 outcome: .tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
             )
             let final = try await client.post("/push-relay/receipts", key: relay.key, json: #"{"ids":["\#(id)","\#(id)","unknown-id"]}"#)

@@ -287,7 +287,7 @@ struct DisablingStore: PushStore {
     func pendingReceipt(expoTicketID: String) async throws -> Receipt? { try await base.pendingReceipt(expoTicketID: expoTicketID) }
     func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
     func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] { try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit) }
-    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws { try await base.recordExpoReceipt(ticketID: ticketID, outcome: outcome) }
+    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool { try await base.recordExpoReceipt(ticketID: ticketID, outcome: outcome) }
     func commit(_ batch: StoreBatch) async throws { try await base.commit(batch) }
     func createOperator(_ record: OperatorRecord) async throws { try await base.createOperator(record) }
     func operatorRecord(id: String) async throws -> OperatorRecord? { try await base.operatorRecord(id: id) }

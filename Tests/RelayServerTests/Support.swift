@@ -50,9 +50,11 @@ final class ScriptedSender: PushSender, SinglePushSender {
         if token.hasPrefix("0413") {
             return DeliveryReport(outcome: .rejected(.messageTooBig, reason: "PayloadTooLarge"), attempts: 1, upstreamStatus: 413)
         }
-        if token.hasPrefix("0610") {
-            // Expo took it; its receipt, later, has the outcome (the ticket id is the receipt's Expo ticket).
-            return DeliveryReport(outcome: .delivered(providerMessageID: "expo-ticket-\(token)"), attempts: 1, upstreamStatus: 200, receiptPending: true)
+        if push.provider == .expo, token.hasPrefix("ticket-") {
+            // Expo accepted it: the ticket is ok, the outcome comes with its receipt (ticket id: the token's inside).
+            return DeliveryReport(
+                outcome: .delivered(providerMessageID: String(token.dropLast())), attempts: 1, upstreamStatus: 200, receiptPending: true
+            )
         }
         return DeliveryReport(outcome: .delivered(providerMessageID: "msg-\(push.token.suffix(6))"), attempts: 1, upstreamStatus: 200)
     }
@@ -126,6 +128,8 @@ struct TestRelay {
     static let apnsToken = String(repeating: "ab", count: 32)
     static let fcmToken = "fcm:" + String(repeating: "Zx9_", count: 30)
     static let expoToken = "ExponentPushToken[demo-ok]"
+    /// An Expo token whose push Expo accepts with ticket `ticket-<name>`: its outcome waits for the receipt.
+    static func expoTicketToken(_ name: String) -> String { "ExponentPushToken[ticket-\(name)]" }
     static let deadAPNsToken = "0410" + String(repeating: "ab", count: 30)
 
     init(

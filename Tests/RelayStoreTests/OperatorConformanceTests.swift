@@ -117,6 +117,24 @@ struct OperatorConformanceTests {
     }
 
     @Test(arguments: StoreKind.all)
+    func aMoveBetweenColumnsIsWrittenThoughItsTotalIsZero(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let key = UsageKey(tenantID: "t", day: UsageKey.day(of: Fixture.t0), provider: .expo)
+            var counted = StoreBatch()
+            counted.count(UsageCounts(delivered: 2), for: key)
+            try await store.commit(counted)
+            var moved = StoreBatch()
+            moved.count(UsageCounts(delivered: -1, tokenInvalid: 1), for: key)
+            #expect(!moved.isEmpty)
+            try await store.commit(moved)
+            #expect(
+                try await store.usage(tenantID: "t", fromDay: key.day).map(\.counts)
+                    == [UsageCounts(delivered: 1, tokenInvalid: 1)]
+            )
+        }
+    }
+
+    @Test(arguments: StoreKind.all)
     func thePendingReceiptOfAnExpoTicketIsFoundUntilItsReceiptArrives(kind: StoreKind) async throws {
         try await kind.withStore { store in
             try await store.insertReceipts([

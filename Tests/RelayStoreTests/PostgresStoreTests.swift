@@ -1,8 +1,10 @@
 import Foundation
+import PostgresNIO
 import RelayCore
 import RelayStore
-import RelayStorePostgres
 import Testing
+
+@testable import RelayStorePostgres
 
 /// How `store.url` becomes a connection; no server needed.
 @Suite struct PostgresStoreConfigurationTests {
@@ -110,6 +112,72 @@ struct PostgresStoreTests {
                 return try await group.reduce(into: [[UInt8]]()) { $0.append($1) }
             }
             #expect(Set(keys).count == 1)
+        }
+    }
+
+    @Test func relaysRecordingOneExpoReceiptAtOnceMoveItsUsageOnce() async throws {
+        try await PostgresTestDatabase.withStores(count: 2) { stores in
+            let tickets = (0..<20).map { "T\($0)" }
+            var ticketTime = StoreBatch(
+                receipts: tickets.map { Fixture.receipt("r-\($0)", provider: .expo, expoTicketID: $0) }
+            )
+            let key = UsageKey(tenantID: "tenant-a", date: Fixture.t0, provider: .expo)
+            ticketTime.count(UsageCounts(accepted: tickets.count), for: key)
+            try await stores[0].commit(ticketTime)
+            let dead = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
+            // Both relays fetched the same receipts and record them at once: each receipt is closed by one of them.
+            let closed = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for ticket in tickets {
+                    for store in stores {
+                        group.addTask { try await store.recordExpoReceipt(ticketID: ticket, outcome: dead) }
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(closed == tickets.count)
+            #expect(
+                try await stores[1].usage(tenantID: "tenant-a", fromDay: key.day).map(\.counts)
+                    == [UsageCounts(tokenInvalid: tickets.count)]
+            )
+        }
+    }
+
+    @Test func theAcceptedMigrationMovesTicketsAwaitingTheirReceiptOutOfDelivered() async throws {
+        try await PostgresTestDatabase.withStore { store in
+            // Back to the schema before `v3`, when a push Expo accepted was counted as delivered at once.
+            try await store.execute("ALTER TABLE usage_daily DROP COLUMN accepted")
+            try await store.execute("DELETE FROM schema_migrations WHERE name = 'v3'")
+            let (first, second) = (Fixture.t0, Fixture.date(86_400))
+            let (firstDay, secondDay) = (UsageKey.day(of: first), UsageKey.day(of: second))
+            try await store.insertReceipts([
+                Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: first),
+                Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: first),
+                Fixture.receipt("c", provider: .expo, expoTicketID: "C", createdAt: second),
+                Fixture.receipt("done", provider: .expo, status: .ok, createdAt: first),
+                Fixture.receipt("apns", createdAt: first),
+            ])
+            try await store.execute(
+                """
+                INSERT INTO usage_daily (tenant_id, day, provider, delivered) VALUES
+                    ('tenant-a', \(firstDay), 'expo', 5), ('tenant-a', \(secondDay), 'expo', 1),
+                    ('tenant-a', \(firstDay), 'apns', 3)
+                """
+            )
+            try await store.migrate()
+            #expect(try await store.appliedMigrations().last == "v3")
+            #expect(
+                try await store.usage(tenantID: "tenant-a", fromDay: firstDay) == [
+                    UsageRow(day: firstDay, provider: .apns, counts: UsageCounts(delivered: 3)),
+                    UsageRow(day: firstDay, provider: .expo, counts: UsageCounts(delivered: 3, accepted: 2)),
+                    UsageRow(day: secondDay, provider: .expo, counts: UsageCounts(accepted: 1)),
+                ]
+            )
+            // The receipts then move them as they would have moved pushes accepted after the upgrade.
+            #expect(try await store.recordExpoReceipt(ticketID: "C", outcome: .delivered(providerMessageID: "C")))
+            #expect(
+                try await store.usage(tenantID: "tenant-a", fromDay: secondDay).map(\.counts)
+                    == [UsageCounts(delivered: 1)]
+            )
         }
     }
 

@@ -425,6 +425,52 @@ struct PushStoreConformanceTests {
         }
     }
 
+    @Test(arguments: StoreKind.all)
+    func anExpoReceiptMovesItsPushFromAcceptedToItsOutcome(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            // Accepted on two days: a receipt moves its push on the day it was accepted, whenever it arrives.
+            let (first, second) = (Fixture.t0, Fixture.date(86_400))
+            let (firstDay, secondDay) = (UsageKey.day(of: first), UsageKey.day(of: second))
+            var ticketTime = StoreBatch(receipts: [
+                Fixture.receipt("gone", provider: .expo, expoTicketID: "G", createdAt: first),
+                Fixture.receipt("ok", provider: .expo, expoTicketID: "O", createdAt: first),
+                Fixture.receipt("lost", provider: .expo, expoTicketID: "L", createdAt: second),
+            ])
+            ticketTime.count(UsageCounts(accepted: 2), for: UsageKey(tenantID: "tenant-a", date: first, provider: .expo))
+            ticketTime.count(UsageCounts(accepted: 1), for: UsageKey(tenantID: "tenant-a", date: second, provider: .expo))
+            try await store.commit(ticketTime)
+            func usage() async throws -> [String: UsageCounts] {
+                var byDay: [String: UsageCounts] = [:]
+                for row in try await store.usage(tenantID: "tenant-a", fromDay: firstDay) {
+                    #expect(row.provider == .expo)
+                    byDay[row.day] = row.counts
+                }
+                return byDay
+            }
+            #expect(try await usage() == [firstDay: UsageCounts(accepted: 2), secondDay: UsageCounts(accepted: 1)])
+
+            let dead = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
+            #expect(try await store.recordExpoReceipt(ticketID: "G", outcome: dead))
+            #expect(
+                try await usage() == [firstDay: UsageCounts(tokenInvalid: 1, accepted: 1), secondDay: UsageCounts(accepted: 1)]
+            )
+            #expect(try await store.recordExpoReceipt(ticketID: "O", outcome: .delivered(providerMessageID: "O")))
+            #expect(
+                try await usage() == [firstDay: UsageCounts(delivered: 1, tokenInvalid: 1), secondDay: UsageCounts(accepted: 1)]
+            )
+
+            // A receipt already recorded, or an unknown ticket, moves nothing.
+            #expect(try await !store.recordExpoReceipt(ticketID: "G", outcome: .delivered(providerMessageID: "G")))
+            #expect(try await !store.recordExpoReceipt(ticketID: "missing", outcome: dead))
+            // A receipt Expo no longer keeps is closed as unavailable (what the poller records): failed.
+            let expired = DeliveryOutcome.unavailable(reason: "Expo's receipt expired", retryAfter: nil)
+            #expect(try await store.recordExpoReceipt(ticketID: "L", outcome: expired))
+            #expect(
+                try await usage() == [firstDay: UsageCounts(delivered: 1, tokenInvalid: 1), secondDay: UsageCounts(failed: 1)]
+            )
+        }
+    }
+
     // MARK: - Secrets
 
     @Test(arguments: StoreKind.all)

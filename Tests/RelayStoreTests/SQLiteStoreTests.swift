@@ -127,6 +127,44 @@ import Testing
         #expect(error?.kind == .unavailable)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func theAcceptedMigrationMovesTicketsAwaitingTheirReceiptOutOfDelivered() async throws {
+        let store = try SQLiteStore(path: SQLiteStore.memoryPath)
+        // The schema before `v3`, when a push Expo accepted was counted as delivered at once.
+        try SQLiteStore.migrator.migrate(store.writer, upTo: "v2")
+        let (first, second) = (Fixture.t0, Fixture.date(86_400))
+        let (firstDay, secondDay) = (UsageKey.day(of: first), UsageKey.day(of: second))
+        try await store.insertReceipts([
+            Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: first),
+            Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: first),
+            Fixture.receipt("c", provider: .expo, expoTicketID: "C", createdAt: second),
+            Fixture.receipt("done", provider: .expo, status: .ok, createdAt: first),
+            Fixture.receipt("apns", createdAt: first),
+        ])
+        try await store.writer.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO usage_daily (tenant_id, day, provider, delivered) VALUES
+                        ('tenant-a', ?, 'expo', 5), ('tenant-a', ?, 'expo', 1), ('tenant-a', ?, 'apns', 3)
+                    """,
+                arguments: [firstDay, secondDay, firstDay]
+            )
+        }
+        try await store.migrate()
+        #expect(
+            try await store.usage(tenantID: "tenant-a", fromDay: firstDay) == [
+                UsageRow(day: firstDay, provider: .apns, counts: UsageCounts(delivered: 3)),
+                UsageRow(day: firstDay, provider: .expo, counts: UsageCounts(delivered: 3, accepted: 2)),
+                UsageRow(day: secondDay, provider: .expo, counts: UsageCounts(accepted: 1)),
+            ]
+        )
+        // The receipts then move them as they would have moved pushes accepted after the upgrade.
+        #expect(try await store.recordExpoReceipt(ticketID: "C", outcome: .delivered(providerMessageID: "C")))
+        #expect(
+            try await store.usage(tenantID: "tenant-a", fromDay: secondDay).map(\.counts) == [UsageCounts(delivered: 1)]
+        )
+    }
+
     @Test("The writer checkpoints every 250 pages of WAL, not SQLite's 1,000", .timeLimit(.minutes(1)))
     func checkpointThreshold() async throws {
         let folder = try TemporaryFolder()

@@ -5,6 +5,11 @@ package import Foundation
 package protocol ExpoReceiptStore: Sendable {
     /// Ticket ids whose push was accepted by Expo before `sentBefore` and whose receipt has not arrived, oldest first.
     func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String]
-    /// The final outcome of the push with this ticket.
-    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws
+    /// Records the final outcome of the push with this ticket, if its receipt is still pending; a store also moves
+    /// the push's usage count from accepted to the outcome's column, in the same transaction.
+    ///
+    /// - Returns: Whether a pending receipt took the outcome: `false` for an unknown ticket, or one whose outcome is
+    ///   already recorded (by another relay on the same database, too), which changes nothing.
+    @discardableResult
+    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool
 }

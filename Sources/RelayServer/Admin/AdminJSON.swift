@@ -49,8 +49,9 @@ enum AdminJSON {
         return .object(fields)
     }
 
-    /// `{"tenant", "days": [{"day", "providers": {"apns": {delivered, tokenInvalid, rejected, rateLimited, failed}}}]}`
-    /// with days ascending; a day or provider without any notification is left out.
+    /// `{"tenant", "days": [{"day", "providers": {"apns": {delivered, tokenInvalid, rejected, rateLimited, failed,
+    /// accepted}}}]}` with days ascending; a day or provider without any notification is left out. `accepted`: Expo
+    /// notifications whose receipt is not known yet.
     static func usage(tenantID: String, rows: [UsageRow]) -> JSONValue {
         var days: [String: [String: JSONValue]] = [:]
         for row in rows where !row.counts.isZero {
@@ -60,6 +61,7 @@ enum AdminJSON {
                 "rejected": .int(Int64(row.counts.rejected)),
                 "rateLimited": .int(Int64(row.counts.rateLimited)),
                 "failed": .int(Int64(row.counts.failed)),
+                "accepted": .int(Int64(row.counts.accepted)),
             ])
         }
         let ordered = days.keys.sorted().map { day in

@@ -64,6 +64,7 @@ struct ConfigurationKey: Hashable, Sendable {
         .init("expo", "access_token", .string),
         .init("expo", "access_token_file", .string),
         .init("expo", "endpoint", .string),
+        .init("expo", "receipt_delay_seconds", .integer),
         .init("android", "critical_channel_id", .string),
         .init("limits", "rate_per_second", .number),
         .init("limits", "burst", .integer),

@@ -275,6 +275,7 @@ extension ConfigurationReader {
     mutating func expo() -> RelayConfiguration.Expo {
         var expo = RelayConfiguration.Expo()
         expo.endpoint = endpoint("expo.endpoint", default: expo.endpoint)
+        expo.receiptDelaySeconds = integer("expo.receipt_delay_seconds", minimum: 1) ?? expo.receiptDelaySeconds
         let inlineKey = "expo.access_token"
         let fileKey = "expo.access_token_file"
         if isMentioned(inlineKey), isMentioned(fileKey) {

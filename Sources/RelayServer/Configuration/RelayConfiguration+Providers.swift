@@ -108,12 +108,21 @@ extension RelayConfiguration {
         package var accessToken: Secret?
         /// `endpoint`: the Expo endpoint, without a trailing slash.
         package var endpoint: String
+        /// `receipt_delay_seconds`: how long after Expo accepts a ticket the relay first asks for its receipt.
+        package var receiptDelaySeconds: Int
 
         package static let defaultEndpoint = "https://exp.host"
+        /// Expo: "check about 15 minutes after sending"; its receipts are kept for 24 hours.
+        package static let defaultReceiptDelaySeconds = 15 * 60
 
-        package init(accessToken: Secret? = nil, endpoint: String = Expo.defaultEndpoint) {
+        package init(
+            accessToken: Secret? = nil,
+            endpoint: String = Expo.defaultEndpoint,
+            receiptDelaySeconds: Int = Expo.defaultReceiptDelaySeconds
+        ) {
             self.accessToken = accessToken
             self.endpoint = endpoint
+            self.receiptDelaySeconds = receiptDelaySeconds
         }
     }
 

@@ -3,8 +3,9 @@ internal import RelayCore
 
 extension RelayConfiguration {
     /// One line saying what this configuration sets up, without secrets:
-    /// `APNs (production, topic com.example.app), FCM (project demo), Expo (no access token); listening on 0.0.0.0:8080
-    /// over HTTP; store sqlite /var/lib/pushrelay/pushrelay.db; upstream over nghttp2; audit …`.
+    /// `APNs (production, topic com.example.app), FCM (project demo), Expo (no access token; receipts checked 900 s
+    /// after sending); listening on 0.0.0.0:8080 over HTTP; store sqlite /var/lib/pushrelay/pushrelay.db; upstream over
+    /// nghttp2; audit …`.
     package var summary: String {
         var providers: [String] = []
         if let apns {
@@ -13,7 +14,8 @@ extension RelayConfiguration {
         if let fcm {
             providers.append("FCM (project \(fcm.projectID))")
         }
-        providers.append("Expo (\(expo.accessToken == nil ? "no access token" : "with access token"))")
+        let expoToken = expo.accessToken == nil ? "no access token" : "with access token"
+        providers.append("Expo (\(expoToken); receipts checked \(expo.receiptDelaySeconds) s after sending)")
         let transport = server.usesTLS ? "HTTPS" : "HTTP"
         return "\(providers.joined(separator: ", ")); listening on \(server.listen) over \(transport); "
             + "store \(storeSummary); \(upstreamSummary); \(auditSummary)"

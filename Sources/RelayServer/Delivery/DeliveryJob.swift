@@ -93,7 +93,7 @@ final class DeliveryJob: Sendable {
 
     /// How a report changes an item's receipt. An Expo ticket stays pending until Expo's receipt arrives.
     private static func update(_ item: Item, _ report: DeliveryReport, at date: Date) -> ReceiptUpdate {
-        if report.receiptPending, case .delivered(let ticket) = report.outcome {
+        if report.awaitsExpoReceipt, case .delivered(let ticket) = report.outcome {
             ReceiptUpdate(id: item.receipt.id, status: .pending, providerMessageID: ticket, expoTicketID: ticket, updatedAt: date)
         } else {
             ReceiptUpdate(outcome: report.outcome, id: item.receipt.id, at: date)
@@ -133,10 +133,18 @@ final class DeliveryJob: Sendable {
             // Every sender reports on every push it is given; a missing report would leave the receipt pending.
             if let report = reports[item.index] {
                 receipt.apply(Self.update(item, report, at: now))
-                batch.count(
-                    UsageCounts(outcomeCode: report.outcome.errorCode),
-                    for: UsageKey(tenantID: origin.tenant.id, date: now, provider: item.push.provider)
-                )
+                if report.awaitsExpoReceipt {
+                    // Counted on the day of the receipt's creation, where its Expo receipt will move it from.
+                    batch.count(
+                        UsageCounts(accepted: 1),
+                        for: UsageKey(tenantID: origin.tenant.id, date: item.receipt.createdAt, provider: .expo)
+                    )
+                } else {
+                    batch.count(
+                        UsageCounts(outcomeCode: report.outcome.errorCode),
+                        for: UsageKey(tenantID: origin.tenant.id, date: now, provider: item.push.provider)
+                    )
+                }
                 audit.append(
                     AuditEntry(
                         timeMillis: AuditTime.millis(now), event: .push, tenantID: origin.tenant.id, keyID: origin.keyID,
@@ -170,11 +178,13 @@ final class DeliveryJob: Sendable {
 
     private func record(_ item: Item, _ report: DeliveryReport) {
         state.withLock { $0.reports[item.index] = report }
+        // A push Expo accepted is counted again, with its final outcome, when its receipt arrives
+        // (``AuditedExpoReceipts``): a counter cannot move a push from one outcome to another.
         Counter(
             label: "relay_pushes_total",
             dimensions: [
                 ("tenant", tenantName), ("provider", item.push.provider.rawValue),
-                ("outcome", report.outcome.shortDescription),
+                ("outcome", report.awaitsExpoReceipt ? "accepted" : report.outcome.shortDescription),
             ]
         ).increment()
         Timer(label: "relay_upstream_duration_seconds", dimensions: [("provider", item.push.provider.rawValue)])
@@ -219,3 +229,12 @@ package protocol SinglePushSender: PushSender {
 
 extension APNsSender: SinglePushSender {}
 extension FCMSender: SinglePushSender {}
+
+extension DeliveryReport {
+    /// Expo accepted the notification (its ticket is ok, with an id): it counts as accepted, its receipt stays
+    /// pending, until the Expo receipt for that ticket gives its final outcome (``AuditedExpoReceipts``).
+    var awaitsExpoReceipt: Bool {
+        guard receiptPending, case .delivered(_?) = outcome else { return false }
+        return true
+    }
+}

@@ -24,8 +24,10 @@ package struct UsageReport: Sendable {
         rows.reduce(UsageCounts()) { $0 + $1.counts }
     }
 
+    /// `ACCEPTED` (Expo notifications whose receipt is not known yet) comes last before `TOTAL`, so the columns that
+    /// were there before it keep their places.
     private static let columns = [
-        "DAY", "PROVIDER", "DELIVERED", "TOKEN_INVALID", "REJECTED", "RATE_LIMITED", "FAILED", "TOTAL",
+        "DAY", "PROVIDER", "DELIVERED", "TOKEN_INVALID", "REJECTED", "RATE_LIMITED", "FAILED", "ACCEPTED", "TOTAL",
     ]
 
     /// A header, one line per day and provider, and a total line; tab-separated like the other CLI tables.
@@ -39,7 +41,8 @@ package struct UsageReport: Sendable {
     private static func cells(_ day: String, _ provider: String, _ counts: UsageCounts) -> String {
         ([day, provider]
             + [
-                counts.delivered, counts.tokenInvalid, counts.rejected, counts.rateLimited, counts.failed, counts.total,
+                counts.delivered, counts.tokenInvalid, counts.rejected, counts.rateLimited, counts.failed,
+                counts.accepted, counts.total,
             ].map(String.init)).joined(separator: "\t")
     }
 
@@ -64,7 +67,8 @@ package struct UsageReport: Sendable {
         [
             "delivered": .int(Int64(counts.delivered)), "tokenInvalid": .int(Int64(counts.tokenInvalid)),
             "rejected": .int(Int64(counts.rejected)), "rateLimited": .int(Int64(counts.rateLimited)),
-            "failed": .int(Int64(counts.failed)), "total": .int(Int64(counts.total)),
+            "failed": .int(Int64(counts.failed)), "accepted": .int(Int64(counts.accepted)),
+            "total": .int(Int64(counts.total)),
         ]
     }
 }

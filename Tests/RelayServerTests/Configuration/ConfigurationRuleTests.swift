@@ -489,6 +489,41 @@ import Testing
         )
     }
 
+    @Test func theReceiptDelayIsFifteenMinutesUnlessSet() {
+        #expect(parsedConfiguration("")?.expo.receiptDelaySeconds == 900)
+        #expect(parsedConfiguration("[expo]\nreceipt_delay_seconds = 1")?.expo.receiptDelaySeconds == 1)
+        #expect(parsedConfiguration("[expo]\nreceipt_delay_seconds = 3600")?.expo.receiptDelaySeconds == 3600)
+        let overridden = parsedConfiguration(
+            "[expo]\nreceipt_delay_seconds = 3600",
+            environment: ["PUSHRELAY_EXPO_RECEIPT_DELAY_SECONDS": "120"]
+        )
+        #expect(overridden?.expo.receiptDelaySeconds == 120)
+        #expect(overridden?.summary.contains("Expo (no access token; receipts checked 120 s after sending)") == true)
+    }
+
+    @Test(arguments: [
+        ("0", "must be at least 1, found 0"),
+        ("-5", "must be at least 1, found -5"),
+        ("\"x\"", "expected an integer, found a string"),
+        ("1.5", "expected an integer, found a floating-point number"),
+    ])
+    func aReceiptDelayThatIsNotAPositiveIntegerIsRefusedByItsKey(value: String, message: String) {
+        #expect(
+            configurationProblems("[expo]\nreceipt_delay_seconds = \(value)")
+                == [.init(key: "expo.receipt_delay_seconds", message: message)]
+        )
+    }
+
+    @Test(arguments: [
+        ("0", "must be at least 1, found 0"), ("-5", "must be at least 1, found -5"), ("x", "expected an integer"),
+    ])
+    func aReceiptDelayOverrideThatIsNotAPositiveIntegerIsRefusedByItsVariable(text: String, message: String) {
+        #expect(
+            configurationProblems("", environment: ["PUSHRELAY_EXPO_RECEIPT_DELAY_SECONDS": text])
+                == [.init(key: "PUSHRELAY_EXPO_RECEIPT_DELAY_SECONDS", message: message)]
+        )
+    }
+
     @Test func anEmptyOrMalformedAccessTokenIsReported() throws {
         let folder = try ConfigurationFolder()
         defer { folder.remove() }

@@ -55,7 +55,7 @@ import Testing
         #expect(
             configuration.summary.hasPrefix(
                 "APNs (production, topic com.example.app, key ABC123DEFG), FCM (project demo-project), "
-                    + "Expo (with access token)"
+                    + "Expo (with access token; receipts checked 900 s after sending)"
             )
         )
         #expect(configuration.summary.contains("over HTTPS"))

@@ -30,6 +30,7 @@ import Testing
         #expect(configuration.upstream.concurrentStreams(for: .fcm) == 100)
         #expect(configuration.upstream.concurrentStreams(for: .expo) == 100)
         #expect(configuration.expo.endpoint == "https://exp.host")
+        #expect(configuration.expo.receiptDelaySeconds == 900)
         #expect(configuration.android.criticalChannelID == "oncall_critical")
         #expect(
             configuration.limits
@@ -68,6 +69,7 @@ import Testing
             [expo]
             access_token = "expo-token"
             endpoint = "https://expo.example.com"
+            receipt_delay_seconds = 120
             [android]
             critical_channel_id = "pages"
             [limits]
@@ -95,7 +97,12 @@ import Testing
         #expect(configuration.upstream.concurrentStreams(for: .fcm) == 500)
         #expect(configuration.apns == nil, "no key_file, so APNs stays off")
         #expect(configuration.fcm == nil)
-        #expect(configuration.expo == .init(accessToken: .init("expo-token"), endpoint: "https://expo.example.com"))
+        #expect(
+            configuration.expo
+                == .init(
+                    accessToken: .init("expo-token"), endpoint: "https://expo.example.com", receiptDelaySeconds: 120
+                )
+        )
         #expect(configuration.android.criticalChannelID == "pages")
         #expect(
             configuration.limits == RateLimits(ratePerSecond: 2.5, burst: 20, dailyQuota: 5000, perDevicePerMinute: 6)
@@ -174,7 +181,7 @@ import Testing
             environment: [:]
         )
         let summary = configuration.summary
-        #expect(summary.contains("Expo (with access token)"))
+        #expect(summary.contains("Expo (with access token; receipts checked 900 s after sending)"))
         #expect(summary.contains("listening on 0.0.0.0:8080 over HTTP"))
         #expect(summary.contains("postgres db:5432/relay"))
         #expect(!summary.contains("summary-secret"))
