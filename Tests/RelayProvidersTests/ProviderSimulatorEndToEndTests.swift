@@ -238,6 +238,13 @@ struct ProviderSimulatorEndToEndTests {
         try await harness.close()
     }
 
+    /// A short delay is polled about as often as it lasts; the default delay once a minute.
+    @Test func thePollIntervalFollowsTheDelayWithinASecondAndAMinute() {
+        #expect(ExpoReceiptPoller.interval(forDelay: .seconds(900)) == .seconds(60))
+        #expect(ExpoReceiptPoller.interval(forDelay: .seconds(5)) == .seconds(5))
+        #expect(ExpoReceiptPoller.interval(forDelay: .zero) == .seconds(1))
+    }
+
     @Test func aReceiptIsFirstAskedForOnlyAfterTheConfiguredDelay() async throws {
         let harness = try await Harness()
         let reports = await harness.expo.send(try pushes(Self.plain, tokens: [ProviderTestTokens.expo("0610")], provider: .expo))

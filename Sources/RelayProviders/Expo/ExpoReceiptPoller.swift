@@ -11,7 +11,8 @@ package struct ExpoReceiptPoller: Sendable {
     package var configuration: ExpoSenderConfiguration
     /// How long after sending to ask (Expo suggests about 15 minutes).
     package var delay: Duration
-    /// How often to look for tickets to check.
+    /// How often to look for tickets to check: by default as often as the delay, from once a second to once a minute,
+    /// so that a short delay (a test, a demo) is also kept to within about a second.
     package var interval: Duration
     private let client: HTTP2Client
     private let store: any ExpoReceiptStore
@@ -23,7 +24,7 @@ package struct ExpoReceiptPoller: Sendable {
         store: any ExpoReceiptStore,
         client: HTTP2Client,
         delay: Duration = .seconds(15 * 60),
-        interval: Duration = .seconds(60),
+        interval: Duration? = nil,
         environment: SenderEnvironment = .live,
         logger: Logger = Logger(label: "pushrelay.expo.receipts")
     ) {
@@ -31,9 +32,14 @@ package struct ExpoReceiptPoller: Sendable {
         self.store = store
         self.client = client
         self.delay = delay
-        self.interval = interval
+        self.interval = interval ?? Self.interval(forDelay: delay)
         self.environment = environment
         self.logger = logger
+    }
+
+    /// The default ``interval`` for a delay: the delay itself, kept within 1 s...60 s.
+    package static func interval(forDelay delay: Duration) -> Duration {
+        min(max(delay, .seconds(1)), .seconds(60))
     }
 
     /// Polls until the task is cancelled.
