@@ -174,17 +174,18 @@ struct OneUptimeAPITests {
     }
 
     /// Every other refusal of the message is a 422 with Expo's code, which OneUptime stores with the page.
-    @Test(arguments: [
+    @Test(arguments: endpoints, [
         ("0413" + String(repeating: "ab", count: 30), "MessageTooBig", "The message is too big for the provider (PayloadTooLarge)."),
         ("0401" + String(repeating: "ab", count: 30), "InvalidCredentials",
          "The relay's provider configuration was refused (InvalidProviderToken); the token is not at fault."),
         ("0403" + String(repeating: "ab", count: 30), "MismatchSenderId",
          "The relay's provider configuration was refused (DeviceTokenNotForTopic); the token is not at fault."),
     ])
-    func otherRefusalsAre422WithExposCode(_ token: String, _ code: String, _ message: String) async throws {
+    func otherRefusalsAre422WithExposCode(_ endpoint: Endpoint, _ refusal: (token: String, code: String, message: String)) async throws {
+        let (token, code, message) = refusal
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/push-relay/send", key: relay.key, json: Self.body(token))
+            let response = try await endpoint.post(client, "send", key: relay.key, json: Self.body(token))
             #expect(response.status == .unprocessableContent)
             #expect(Self.text(response) == #"{"details":{"error":"\#(code)"},"message":"\#(message)"}"#)
         }
@@ -211,52 +212,56 @@ struct OneUptimeAPITests {
         }
     }
 
-    @Test func upstreamUnavailableIs500ServerError() async throws {
+    @Test(arguments: endpoints)
+    func upstreamUnavailableIs500ServerError(_ endpoint: Endpoint) async throws {
         let relay = try await TestRelay()
         let flaky = "0503" + String(repeating: "ab", count: 30)
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/push-relay/send", key: relay.key, json: Self.body(flaky))
+            let response = try await endpoint.post(client, "send", key: relay.key, json: Self.body(flaky))
             #expect(response.status == .internalServerError)
             #expect(Self.text(response) == #"{"error":"Server Error"}"#)
         }
     }
 
-    @Test func providerNotConfiguredIs400() async throws {
+    @Test(arguments: endpoints)
+    func providerNotConfiguredIs400(_ endpoint: Endpoint) async throws {
         let relay = try await TestRelay(providers: [.expo])
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/push-relay/send", key: relay.key, json: Self.body(TestRelay.apnsToken))
+            let response = try await endpoint.post(client, "send", key: relay.key, json: Self.body(TestRelay.apnsToken))
             #expect(response.status == .badRequest)
             #expect(response.object.keys.sorted() == ["error"])
             #expect(response.object["error"]?.stringValue?.hasPrefix("Push relay is not configured. ") == true)
         }
     }
 
-    @Test func invalidInputIs400WithAnErrorMessageAndNoToken() async throws {
+    @Test(arguments: endpoints)
+    func invalidInputIs400WithAnErrorMessageAndNoToken(_ endpoint: Endpoint) async throws {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/push-relay/send", key: relay.key, json: #"{"to":"\#(TestRelay.apnsToken)","interruptionLevel":"loud"}"#)
+            let response = try await endpoint.post(client, "send", key: relay.key, json: #"{"to":"\#(TestRelay.apnsToken)","interruptionLevel":"loud"}"#)
             #expect(response.status == .badRequest)
             #expect(response.object.keys.sorted() == ["error"])
             #expect(response.object["error"]?.stringValue?.contains("interruptionLevel") == true)
-            let unknown = try await client.post("/push-relay/send", key: relay.key, json: #"{"to":"\#(TestRelay.apnsToken)","badge":1}"#)
+            let unknown = try await endpoint.post(client, "send", key: relay.key, json: #"{"to":"\#(TestRelay.apnsToken)","badge":1}"#)
             #expect(unknown.status == .badRequest)
-            let badToken = try await client.post("/push-relay/send", key: relay.key, json: #"{"to":"not-a-token-zzz","title":"x"}"#)
+            let badToken = try await endpoint.post(client, "send", key: relay.key, json: #"{"to":"not-a-token-zzz","title":"x"}"#)
             #expect(badToken.status == .badRequest)
             #expect(!Self.text(badToken).contains("not-a-token-zzz"))
         }
         #expect(relay.sentCount == 0)
     }
 
-    @Test func tenantRateLimitIs429WithOneUptimesBody() async throws {
+    @Test(arguments: endpoints)
+    func tenantRateLimitIs429WithOneUptimesBody(_ endpoint: Endpoint) async throws {
         let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 0.01, burst: 1, dailyQuota: 100, perDevicePerMinute: 30))
         try await relay.application.test(.router) { client in
-            _ = try await client.post("/push-relay/send", key: relay.key, json: Self.body(TestRelay.expoToken))
-            let limited = try await client.post("/push-relay/send", key: relay.key, json: Self.body(TestRelay.expoToken))
+            _ = try await endpoint.post(client, "send", key: relay.key, json: Self.body(TestRelay.expoToken))
+            let limited = try await endpoint.post(client, "send", key: relay.key, json: Self.body(TestRelay.expoToken))
             #expect(limited.status == .tooManyRequests)
             #expect(Self.text(limited) == #"{"message":"Rate limit exceeded. Please try again later."}"#)
             #expect(limited.headers[.retryAfter] != nil)
             // Receipt lookups have their own budget: a tenant out of sends can still ask.
-            let receipts = try await client.post("/push-relay/receipts", key: relay.key, json: #"{"ids":["a"]}"#)
+            let receipts = try await endpoint.post(client, "receipts", key: relay.key, json: #"{"ids":["a"]}"#)
             #expect(receipts.status == .ok)
         }
     }
