@@ -33,7 +33,7 @@ struct ExpoAPI: Sendable {
         let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let (pushes, unwrapped) = try Self.parse(json)
-        let result = try await relay.push(pushes, identity: identity, trail: context.trail, logger: context.logger)
+        let result = try await rendered { () async throws(RequestRefusal) in try await relay.push(pushes, identity: identity, trail: context.trail, logger: context.logger) }
         let tickets = result.tickets.map(\.expoJSON)
         // Expo answers a single unwrapped message to one recipient with a bare ticket.
         let data: JSONValue = unwrapped && tickets.count == 1 ? tickets[0] : .array(tickets)
@@ -43,7 +43,7 @@ struct ExpoAPI: Sendable {
     func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
         let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let ids = try NativeAPI.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
-        let found = try await relay.receipts(ids: ids, identity: identity)
+        let found = try await rendered { () async throws(RequestRefusal) in try await relay.receipts(ids: ids, identity: identity) }
         // Expo leaves out receipts that are not ready.
         let ready = found.filter { $0.status != .pending }
         return jsonResponse(.object(["data": .object(Dictionary(ready.map { ($0.id, $0.expoJSON) }, uniquingKeysWith: { first, _ in first }))]))

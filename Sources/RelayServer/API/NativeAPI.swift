@@ -26,14 +26,14 @@ struct NativeAPI: Sendable {
         } catch {
             throw RelayHTTPError(validation: error)
         }
-        let result = try await relay.push(parsed.pushes, identity: identity, trail: context.trail, logger: context.logger)
+        let result = try await rendered { () async throws(RequestRefusal) in try await relay.push(parsed.pushes, identity: identity, trail: context.trail, logger: context.logger) }
         return jsonResponse(.object(["data": .array(result.tickets.map(\.nativeJSON))]), headers: result.rateLimit.headers)
     }
 
     func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
         let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
         let ids = try Self.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
-        let found = try await relay.receipts(ids: ids, identity: identity)
+        let found = try await rendered { () async throws(RequestRefusal) in try await relay.receipts(ids: ids, identity: identity) }
         return jsonResponse(.object(["data": .object(Dictionary(found.map { ($0.id, $0.nativeJSON) }, uniquingKeysWith: { first, _ in first }))]))
     }
 

@@ -60,7 +60,7 @@ struct OneUptimeAPI: Sendable {
             return await invalid(issues.map(\.description).joined(separator: "; "), context)
         }
         // Typed errors as a Result: a `catch … where` on a typed throw crashes the Swift 6.3 compiler (SILGen).
-        let result: Result<Relay.PushResult, RelayHTTPError>
+        let result: Result<Relay.PushResult, RequestRefusal>
         do {
             result = .success(try await relay.push(message.pushes, identity: identity, trail: context.trail, logger: context.logger))
         } catch {
@@ -69,13 +69,17 @@ struct OneUptimeAPI: Sendable {
         switch result {
         case .success(let pushed):
             return Self.answer(pushed.tickets, headers: pushed.rateLimit.headers)
-        case .failure(let error) where error.status == .tooManyRequests:
-            await relay.recordRefusal(error, trail: context.trail)
-            return Self.rateLimited(error)
-        case .failure(let error) where error.status == .badRequest:
-            return await invalid(error.entries.first?.message ?? "invalid request", context)
-        case .failure(let error):
-            throw error
+        case .failure(let refusal):
+            let error = RelayHTTPError(refusal)
+            switch refusal {
+            case .rateLimited(let retryAfter, _, _), .receiptLookupsExhausted(let retryAfter):
+                await relay.recordRefusal(error, trail: context.trail)
+                return Self.rateLimited(retryAfter: retryAfter)
+            case .exceedsBurst:
+                return await invalid(error.entries.first?.message ?? "invalid request", context)
+            case .shuttingDown, .storeUnavailable:
+                throw error
+            }
         }
     }
 
@@ -150,8 +154,8 @@ struct OneUptimeAPI: Sendable {
         do {
             found = try await relay.receipts(ids: ids, identity: identity)
         } catch {
-            guard error.status == .tooManyRequests else { throw error }
-            return Self.rateLimited(error)
+            guard case .receiptLookupsExhausted(let retryAfter) = error else { throw RelayHTTPError(error) }
+            return Self.rateLimited(retryAfter: retryAfter)
         }
         // Receipts not final yet are left out, as are unknown ids and other tenants' (absent from `found`).
         var receipts: [String: JSONValue] = [:]
@@ -197,9 +201,9 @@ struct OneUptimeAPI: Sendable {
     // MARK: - Helpers
 
     /// OneUptime's 429, with the relay's `Retry-After` (which OneUptime ignores, but a person reading its log may not).
-    static func rateLimited(_ error: RelayHTTPError) -> Response {
+    static func rateLimited(retryAfter: Int) -> Response {
         var headers = HTTPFields()
-        headers[.retryAfter] = error.headers[.retryAfter]
+        headers[.retryAfter] = String(retryAfter)
         return jsonResponse(.object(["message": .string(rateLimitedMessage)]), status: .tooManyRequests, headers: headers)
     }
 

@@ -27,7 +27,7 @@ package final class DeliveryQueue: Service, Sendable, CustomStringConvertible {
     /// Whether new work is accepted.
     package var isAccepting: Bool { accepting.withLock { $0 } }
 
-    func submit(_ job: DeliveryJob) throws(RelayHTTPError) {
+    func submit(_ job: DeliveryJob) throws(RequestRefusal) {
         let accepted = accepting.withLock { accepting in
             guard accepting else { return false }
             activity.withLock { $0.running += 1 }

@@ -1,5 +1,4 @@
 package import Foundation
-package import HTTPTypes
 package import Logging
 import Metrics
 package import RelayCore
@@ -94,47 +93,62 @@ package final class Relay: Sendable {
         package var rateLimit: TenantRateLimiter.Status
     }
 
-    /// Delivers a request's notifications for a tenant.
+    /// Delivers a request's notifications for a tenant: the burst and the tenant's bucket first (all or nothing), then
+    /// ``AdmissionPlan`` decides each notification, and this executes the plan: write, submit, wait.
     ///
-    /// - Throws: ``RelayHTTPError`` 429 when the request does not fit the tenant's limits (nothing is sent), 503 when
-    ///   the relay is shutting down or the store is unavailable.
+    /// - Throws: ``RequestRefusal`` when the request is refused whole (nothing is sent): too many notifications for
+    ///   the burst, the tenant's rate or quota, shutdown, or a store that does not answer.
     package func push(
         _ pushes: [ResolvedPush],
         identity: TenantIdentity,
         trail: RequestTrail? = nil,
         logger requestLogger: Logger
-    ) async throws(RelayHTTPError) -> PushResult {
+    ) async throws(RequestRefusal) -> PushResult {
         guard queue.isAccepting else { throw .shuttingDown }
         let date = now()
         let tenant = identity.tenant
-        let origin = trail?.current ?? RequestTrail.Fields()
-        guard pushes.count <= tenant.limits.burst else {
-            // More than the whole burst can never fit, however long the caller waits.
-            throw RelayHTTPError(
-                validation: ValidationFailure(issues: [
-                    ValidationIssue(
-                        path: "",
-                        message: "the request carries \(pushes.count) notifications, more than this tenant's burst of \(tenant.limits.burst); split it"
-                    )
-                ])
-            )
+        let request = trail?.current ?? RequestTrail.Fields()
+        try AdmissionPlan.checkSize(pushes.count, limits: tenant.limits)
+        let status = try await admitRate(pushes, tenant: tenant, at: date, logger: requestLogger)
+        let fingerprints = try await fingerprinter()
+        let plan = AdmissionPlan(
+            pushes,
+            origin: AdmissionPlan.Origin(tenant: tenant, keyID: identity.keyID, requestID: request.requestID, client: request.client),
+            configuredProviders: configuredProviders,
+            now: date,
+            receiptLifetime: settings.receiptLifetime,
+            receiptID: { UUID.timeOrdered(at: date).lowercaseString },
+            fingerprint: { fingerprints.fingerprint($0.token, provider: $0.provider.rawValue) },
+            allowDevice: { limiters.admitDevice(tenantID: tenant.id, fingerprint: $0, now: date) }
+        )
+        for refused in plan.refused {
+            Counter(
+                label: "relay_pushes_total",
+                dimensions: [("tenant", tenant.name), ("provider", refused.provider.rawValue), ("outcome", "refused")]
+            ).increment()
         }
-        let status: TenantRateLimiter.Status
+        let tickets = try await execute(plan, origin: DeliveryJob.Origin(tenant: tenant, keyID: identity.keyID, request: request), at: date, logger: requestLogger)
+        return PushResult(tickets: tickets, rateLimit: status)
+    }
+
+    /// Takes the request's notifications from the tenant's bucket and daily quota, all or none; a refusal is counted
+    /// in the tenant's usage.
+    private func admitRate(
+        _ pushes: [ResolvedPush],
+        tenant: Tenant,
+        at date: Date,
+        logger requestLogger: Logger
+    ) async throws(RequestRefusal) -> TenantRateLimiter.Status {
         let decision: TenantRateLimiter.Decision
         do {
-            decision = try await limiters.admitShared(
-                tenantID: tenant.id,
-                limits: tenant.limits,
-                count: pushes.count,
-                now: date
-            )
+            decision = try await limiters.admitShared(tenantID: tenant.id, limits: tenant.limits, count: pushes.count, now: date)
         } catch {
             requestLogger.error("The shared rate limit could not be leased", metadata: ["error": "\(error)"])
             throw .storeUnavailable
         }
         switch decision {
         case .admitted(let admitted):
-            status = admitted
+            return admitted
         case .refused(let retryAfter, let quota, let refused):
             Counter(label: "relay_rate_limited_total", dimensions: [("reason", quota ? "daily_quota" : "rate")]).increment()
             var usage = StoreBatch()
@@ -143,85 +157,28 @@ package final class Relay: Sendable {
             }
             // Counted, not awaited for long: the refusal's audit record is written by the responder.
             try? await commits.submit(usage)
-            throw RelayHTTPError.tooManyRequests(retryAfter: retryAfter, quota: quota, status: refused)
+            throw .rateLimited(retryAfter: retryAfter, dailyQuota: quota, status: refused)
         }
-        let fingerprints = try await fingerprinter()
+    }
 
-        var tickets: [Ticket] = []
-        var batch = StoreBatch()
-        var audit: [AuditEntry] = []
-        var items: [DeliveryJob.Item] = []
-        let expires = date.addingTimeInterval(settings.receiptLifetime)
-        for (index, var push) in pushes.enumerated() {
-            let receiptID = UUID.timeOrdered(at: date).lowercaseString
-            let fingerprint = fingerprints.fingerprint(push.token, provider: push.provider.rawValue)
-            push.criticalChannel = tenant.criticalChannel
-            var refusal: RelayRefusal?
-            if push.isCritical && !tenant.allowCriticalAlerts {
-                refusal = .criticalAlertsNotAllowed
-            } else if !tenant.allows(push.provider) {
-                refusal = .providerNotAllowed
-            } else if senders[push.provider] == nil {
-                refusal = .providerNotConfigured
-            } else if !limiters.admitDevice(tenantID: tenant.id, fingerprint: fingerprint, now: date) {
-                refusal = .messageRateExceeded
-            }
-            var receipt = Receipt(
-                id: receiptID,
-                tenantID: tenant.id,
-                keyID: identity.keyID,
-                provider: push.provider,
-                tokenFingerprint: fingerprint,
-                isCritical: push.isCritical,
-                status: .pending,
-                createdAt: date,
-                updatedAt: date,
-                expiresAt: expires
-            )
-            if let refusal {
-                receipt.status = .error
-                receipt.errorCode = refusal.code
-                receipt.message = refusal.message
-                let retryAfter = refusal == .messageRateExceeded ? max(1, 60 / max(1, tenant.limits.perDevicePerMinute)) : nil
-                tickets.append(
-                    Ticket(
-                        id: receiptID,
-                        provider: push.provider,
-                        state: .error(code: refusal.code, message: refusal.message, removeToken: false, retryAfter: retryAfter)
-                    )
-                )
-                Counter(
-                    label: "relay_pushes_total",
-                    dimensions: [("tenant", tenant.name), ("provider", push.provider.rawValue), ("outcome", "refused")]
-                ).increment()
-                batch.count(
-                    UsageCounts(outcomeCode: refusal.code),
-                    for: UsageKey(tenantID: tenant.id, date: date, provider: push.provider)
-                )
-                audit.append(
-                    AuditEntry(
-                        timeMillis: AuditTime.millis(date), event: .push, tenantID: tenant.id, keyID: identity.keyID,
-                        requestID: origin.requestID, client: origin.client, provider: push.provider.rawValue,
-                        tokenFingerprint: fingerprint, critical: push.isCritical, outcome: refusal.code,
-                        attempts: 0, latencyMillis: 0
-                    )
-                )
-                batch.receipts.append(receipt)
-            } else {
-                tickets.append(Ticket(id: receiptID, provider: push.provider, state: .pending))
-                items.append(DeliveryJob.Item(index: index, push: push, receipt: receipt))
-            }
-        }
-
-        guard !items.isEmpty else {
+    /// Executes a plan: the refusals alone are stored at once; otherwise the deliveries go to the queue as one job,
+    /// and the request waits for its outcomes until the deadline. Returns the tickets as known then.
+    private func execute(
+        _ plan: AdmissionPlan,
+        origin: DeliveryJob.Origin,
+        at date: Date,
+        logger requestLogger: Logger
+    ) async throws(RequestRefusal) -> [Ticket] {
+        var tickets = plan.tickets
+        guard !plan.deliveries.isEmpty else {
             // Nothing goes upstream: the refusals are the whole answer, stored before it is given.
-            try await store(batch, audit: audit, logger: requestLogger)
-            return PushResult(tickets: tickets, rateLimit: status)
+            try await store(plan.batch, audit: plan.audit, logger: requestLogger)
+            return tickets
         }
         let job = DeliveryJob(
-            items: items,
-            decided: DeliveryJob.Writes(batch: batch, audit: audit),
-            origin: DeliveryJob.Origin(tenant: tenant, keyID: identity.keyID, request: origin),
+            items: plan.deliveries.map { DeliveryJob.Item(index: $0.index, push: $0.push, receipt: $0.receipt) },
+            decided: DeliveryJob.Writes(batch: plan.batch, audit: plan.audit),
+            origin: origin,
             senders: senders,
             commits: commits,
             logger: requestLogger
@@ -237,7 +194,7 @@ package final class Relay: Sendable {
         } catch {
             if writtenAhead {
                 // Shutdown began after the receipts were stored: they must not stay pending for ever.
-                let refusal = items.map {
+                let refusal = job.items.map {
                     ReceiptUpdate(
                         id: $0.receipt.id,
                         status: .error,
@@ -259,7 +216,7 @@ package final class Relay: Sendable {
                 requestLogger.error("Pending receipts could not be stored", metadata: ["error": "\(error)"])
             }
         }
-        for item in items {
+        for item in job.items {
             guard let report = progress.reports[item.index] else { continue }
             tickets[item.index].state =
                 if report.receiptPending, case .delivered(let ticketID) = report.outcome {
@@ -268,23 +225,18 @@ package final class Relay: Sendable {
                     Ticket.State(report.outcome)
                 }
         }
-        return PushResult(tickets: tickets, rateLimit: status)
+        return tickets
     }
 
     /// The caller's own receipts among `ids`; anyone else's are absent.
     ///
-    /// - Throws: ``RelayHTTPError`` 429 when the tenant's receipt lookups (their own budget, apart from its sends)
-    ///   are used up, 503 when the store does not answer.
-    package func receipts(ids: [String], identity: TenantIdentity) async throws(RelayHTTPError) -> [Receipt] {
+    /// - Throws: ``RequestRefusal/receiptLookupsExhausted(retryAfter:)`` when the tenant's receipt lookups (their
+    ///   own budget, apart from its sends) are used up, ``RequestRefusal/storeUnavailable`` when the store does not
+    ///   answer.
+    package func receipts(ids: [String], identity: TenantIdentity) async throws(RequestRefusal) -> [Receipt] {
         if case .denied(let wait) = limiters.admitReceiptLookup(tenantID: identity.tenant.id, now: now()) {
-            let retryAfter = max(1, Int(wait.rounded(.up)))
             Counter(label: "relay_rate_limited_total", dimensions: [("reason", "receipt_lookups")]).increment()
-            throw RelayHTTPError(
-                .tooManyRequests,
-                code: "TOO_MANY_REQUESTS",
-                message: "Too many receipt lookups; retry after \(retryAfter) s. Lookups have their own budget and never use up pushes.",
-                headers: [.retryAfter: String(retryAfter)]
-            )
+            throw .receiptLookupsExhausted(retryAfter: max(1, Int(wait.rounded(.up))))
         }
         do {
             return try await store.receipts(ids: ids, tenantID: identity.tenant.id)
@@ -295,8 +247,8 @@ package final class Relay: Sendable {
 
     /// Commits `batch` and `audit` before an answer depends on them.
     ///
-    /// - Throws: ``RelayHTTPError`` 503 STORE_UNAVAILABLE when the commit fails.
-    private func store(_ batch: StoreBatch, audit: [AuditEntry] = [], logger: Logger) async throws(RelayHTTPError) {
+    /// - Throws: ``RequestRefusal/storeUnavailable`` when the commit fails.
+    private func store(_ batch: StoreBatch, audit: [AuditEntry] = [], logger: Logger) async throws(RequestRefusal) {
         do {
             try await commits.submit(batch, audit: audit)
         } catch {
@@ -305,7 +257,7 @@ package final class Relay: Sendable {
         }
     }
 
-    private func fingerprinter() async throws(RelayHTTPError) -> TokenFingerprinter {
+    private func fingerprinter() async throws(RequestRefusal) -> TokenFingerprinter {
         if let ready = fingerprinter.withLock({ $0 }) { return ready }
         do {
             let made = TokenFingerprinter(key: try await store.fingerprintKey())
@@ -315,40 +267,4 @@ package final class Relay: Sendable {
             throw .storeUnavailable
         }
     }
-}
-
-extension RelayHTTPError {
-    /// 429 with Retry-After and the RateLimit headers.
-    static func tooManyRequests(retryAfter: Int, quota: Bool, status: TenantRateLimiter.Status) -> RelayHTTPError {
-        var headers = status.headers
-        headers[.retryAfter] = String(retryAfter)
-        return RelayHTTPError(
-            .tooManyRequests,
-            code: "TOO_MANY_REQUESTS",
-            message: quota
-                ? "The tenant's daily quota is used up; nothing was sent. It renews at midnight UTC."
-                : "The request exceeds the tenant's rate limit; nothing was sent. Retry after \(retryAfter) s.",
-            headers: headers
-        )
-    }
-}
-
-extension TenantRateLimiter.Status {
-    /// `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`.
-    package var headers: HTTPFields {
-        var fields = HTTPFields()
-        fields[.rateLimitLimit] = String(limit)
-        fields[.rateLimitRemaining] = String(remaining)
-        fields[.rateLimitReset] = String(reset)
-        return fields
-    }
-}
-
-extension HTTPField.Name {
-    // The literals are valid field-name tokens (RFC 9110 §5.1), so `init?` cannot fail: the unwraps are safe.
-    static let rateLimitLimit = HTTPField.Name("RateLimit-Limit")!
-    static let rateLimitRemaining = HTTPField.Name("RateLimit-Remaining")!
-    static let rateLimitReset = HTTPField.Name("RateLimit-Reset")!
-    static let requestID = HTTPField.Name("X-Request-ID")!
-    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 }

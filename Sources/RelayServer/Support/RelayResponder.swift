@@ -43,6 +43,9 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
             }
         } catch let error as RelayHTTPError {
             response = try error.response(from: request, context: context)
+        } catch let refusal as RequestRefusal {
+            // Routes render refusals themselves (``rendered(_:)``, so that they are audited); this is the safety net.
+            response = try RelayHTTPError(refusal).response(from: request, context: context)
         } catch let error as HTTPError {
             let code = error.status == .notFound ? "NOT_FOUND" : error.status == .methodNotAllowed ? "METHOD_NOT_ALLOWED" : "HTTP_ERROR"
             let message = error.status == .notFound ? "No such route." : error.status.reasonPhrase

@@ -1,0 +1,154 @@
+package import Foundation
+package import RelayCore
+package import RelayStore
+
+/// Why a whole request is refused: nothing of it is sent. A domain error, without HTTP: each API renders it its own
+/// way (the native and Expo APIs as the relay's JSON errors, OneUptime with its own bodies).
+package enum RequestRefusal: Error, Equatable, Sendable {
+    /// More notifications than the tenant's whole burst: they can never fit, however long the caller waits.
+    case exceedsBurst(count: Int, burst: Int)
+    /// The tenant's rate or daily quota has no room for the request now; `status` is the bucket after the refusal.
+    case rateLimited(retryAfter: Int, dailyQuota: Bool, status: TenantRateLimiter.Status)
+    /// The tenant's receipt lookups, a budget apart from its sends, are used up for now.
+    case receiptLookupsExhausted(retryAfter: Int)
+    /// The relay is draining for shutdown and takes nothing new.
+    case shuttingDown
+    /// The store does not answer, so nothing may go out unrecorded.
+    case storeUnavailable
+}
+
+/// What admitting one request decides once the tenant's bucket has admitted it, before anything is sent.
+///
+/// Pure: the tenant, the resolved pushes, what the relay can send, the device allowance and the time come in;
+/// tickets, the notifications to send and the relay's own refusals (with their receipts, usage and audit records)
+/// come out. ``Relay`` executes it: write, submit, wait.
+///
+/// Each notification gets a receipt id; a notification is refused, in this order, when it is a critical alert the
+/// tenant may not send, goes to a provider the tenant may not use, to a provider the relay has no credentials for,
+/// or to a device over its per-minute allowance. The device allowance is asked only for notifications that passed
+/// the other checks, so a refused notification never uses it up.
+package struct AdmissionPlan: Sendable {
+    /// One notification that goes upstream.
+    package struct Delivery: Sendable {
+        /// Its place in the request, which is its ticket's place in the answer.
+        package var index: Int
+        package var push: ResolvedPush
+        /// Its receipt while the outcome is unknown: status pending.
+        package var receipt: Receipt
+    }
+
+    /// One notification the relay refuses itself; nothing of it is sent.
+    package struct Refused: Sendable, Equatable {
+        package var index: Int
+        package var provider: Provider
+        package var refusal: RelayRefusal
+    }
+
+    /// Who sends, for receipts and audit records.
+    package struct Origin: Sendable, Equatable {
+        package var tenant: Tenant
+        package var keyID: String
+        package var requestID: String?
+        package var client: String?
+
+        package init(tenant: Tenant, keyID: String, requestID: String? = nil, client: String? = nil) {
+            self.tenant = tenant
+            self.keyID = keyID
+            self.requestID = requestID
+            self.client = client
+        }
+    }
+
+    /// One ticket per notification, in request order: pending for those sent, the refusal for the others.
+    package var tickets: [Ticket] = []
+    package var deliveries: [Delivery] = []
+    package var refused: [Refused] = []
+    /// The refusals' receipts and usage, written with the outcomes (or at once when nothing is sent).
+    package var batch = StoreBatch()
+    /// The refusals' audit records.
+    package var audit: [AuditEntry] = []
+
+    /// A request of `count` notifications fits the tenant's burst, or can never be admitted.
+    package static func checkSize(_ count: Int, limits: RateLimits) throws(RequestRefusal) {
+        guard count <= limits.burst else { throw .exceedsBurst(count: count, burst: limits.burst) }
+    }
+
+    /// Plans a request the tenant's bucket has admitted.
+    ///
+    /// - Parameters:
+    ///   - receiptID: makes a new receipt id (time-ordered UUIDs in the relay).
+    ///   - fingerprint: the keyed fingerprint of a push's token, which is all that receipts and the audit log keep.
+    ///   - allowDevice: takes one notification from a token fingerprint's per-minute allowance; `false` when none
+    ///     is left.
+    package init(
+        _ pushes: [ResolvedPush],
+        origin: Origin,
+        configuredProviders: Set<Provider>,
+        now: Date,
+        receiptLifetime: TimeInterval,
+        receiptID: () -> String,
+        fingerprint: (ResolvedPush) -> String,
+        allowDevice: (String) -> Bool
+    ) {
+        let tenant = origin.tenant
+        let expires = now.addingTimeInterval(receiptLifetime)
+        tickets.reserveCapacity(pushes.count)
+        for (index, var push) in pushes.enumerated() {
+            let id = receiptID()
+            let tokenFingerprint = fingerprint(push)
+            push.criticalChannel = tenant.criticalChannel
+            let refusal: RelayRefusal? =
+                if push.isCritical && !tenant.allowCriticalAlerts {
+                    .criticalAlertsNotAllowed
+                } else if !tenant.allows(push.provider) {
+                    .providerNotAllowed
+                } else if !configuredProviders.contains(push.provider) {
+                    .providerNotConfigured
+                } else if !allowDevice(tokenFingerprint) {
+                    .messageRateExceeded
+                } else {
+                    nil
+                }
+            var receipt = Receipt(
+                id: id,
+                tenantID: tenant.id,
+                keyID: origin.keyID,
+                provider: push.provider,
+                tokenFingerprint: tokenFingerprint,
+                isCritical: push.isCritical,
+                status: .pending,
+                createdAt: now,
+                updatedAt: now,
+                expiresAt: expires
+            )
+            guard let refusal else {
+                tickets.append(Ticket(id: id, provider: push.provider, state: .pending))
+                deliveries.append(Delivery(index: index, push: push, receipt: receipt))
+                continue
+            }
+            receipt.status = .error
+            receipt.errorCode = refusal.code
+            receipt.message = refusal.message
+            // A device over its allowance may send again once one notification's worth of the minute has passed.
+            let retryAfter = refusal == .messageRateExceeded ? max(1, 60 / max(1, tenant.limits.perDevicePerMinute)) : nil
+            tickets.append(
+                Ticket(
+                    id: id,
+                    provider: push.provider,
+                    state: .error(code: refusal.code, message: refusal.message, removeToken: false, retryAfter: retryAfter)
+                )
+            )
+            refused.append(Refused(index: index, provider: push.provider, refusal: refusal))
+            batch.count(UsageCounts(outcomeCode: refusal.code), for: UsageKey(tenantID: tenant.id, date: now, provider: push.provider))
+            batch.receipts.append(receipt)
+            audit.append(
+                AuditEntry(
+                    timeMillis: AuditTime.millis(now), event: .push, tenantID: tenant.id, keyID: origin.keyID,
+                    requestID: origin.requestID, client: origin.client, provider: push.provider.rawValue,
+                    tokenFingerprint: tokenFingerprint, critical: push.isCritical, outcome: refusal.code,
+                    attempts: 0, latencyMillis: 0
+                )
+            )
+        }
+    }
+}

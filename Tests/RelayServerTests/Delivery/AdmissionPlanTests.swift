@@ -1,0 +1,136 @@
+import Foundation
+import RelayCore
+import RelayStore
+import Testing
+
+@testable import RelayServer
+
+/// ``AdmissionPlan`` without a store, a clock or a sender: every refusal kind, their order, mixed batches, the burst.
+struct AdmissionPlanTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let apns = String(repeating: "ab", count: 32)
+    static let otherAPNs = String(repeating: "cd", count: 32)
+    static let fcm = "fcm:" + String(repeating: "Zx9_", count: 30)
+    static let expo = "ExponentPushToken[plan]"
+
+    /// Resolved pushes from native messages, as the APIs make them.
+    static func pushes(_ messages: String) throws -> [ResolvedPush] {
+        var issues: [ValidationIssue] = []
+        let json = try #require(JSONValue.decode(Array(messages.utf8)))
+        guard case .array(let elements) = json else { throw PlanError.notAnArray }
+        return try elements.flatMap { element in
+            let message = try #require(PushMessage.parse(element, at: .root, issues: &issues), "\(issues)")
+            return message.pushes
+        }
+    }
+
+    enum PlanError: Error { case notAnArray }
+
+    /// A plan with sequential receipt ids, the token as its own fingerprint and a device allowance from `allowed`.
+    static func plan(
+        _ pushes: [ResolvedPush],
+        tenant: Tenant,
+        configured: Set<Provider> = Set(Provider.allCases),
+        allowed: @escaping (String) -> Bool = { _ in true }
+    ) -> AdmissionPlan {
+        var next = 0
+        return AdmissionPlan(
+            pushes,
+            origin: AdmissionPlan.Origin(tenant: tenant, keyID: "key1", requestID: "req1", client: "192.0.2.1"),
+            configuredProviders: configured,
+            now: now,
+            receiptLifetime: 3600,
+            receiptID: {
+                next += 1
+                return "r\(next)"
+            },
+            fingerprint: { "fp-" + $0.token.prefix(8) },
+            allowDevice: allowed
+        )
+    }
+
+    @Test func everyNotificationAllowedGoesUpstreamWithAPendingTicketAndWritesNothingYet() throws {
+        let tenant = Tenant(name: "acme")
+        let plan = Self.plan(try Self.pushes(#"[{"to":["\#(Self.apns)","\#(Self.fcm)","\#(Self.expo)"],"body":"x"}]"#), tenant: tenant)
+        #expect(plan.tickets.map(\.id) == ["r1", "r2", "r3"])
+        #expect(plan.tickets.map(\.state) == [.pending, .pending, .pending])
+        #expect(plan.deliveries.map(\.index) == [0, 1, 2])
+        #expect(plan.deliveries.map(\.receipt.status) == [.pending, .pending, .pending])
+        #expect(plan.deliveries[0].receipt.expiresAt == Self.now.addingTimeInterval(3600))
+        #expect(plan.refused.isEmpty && plan.batch.receipts.isEmpty && plan.audit.isEmpty)
+    }
+
+    /// Each refusal kind, alone, with its code, receipt, usage column and audit record.
+    @Test(arguments: [
+        (RelayRefusal.criticalAlertsNotAllowed, "CriticalAlertsNotAllowed"),
+        (.providerNotAllowed, "ProviderNotConfigured"),
+        (.providerNotConfigured, "ProviderNotConfigured"),
+        (.messageRateExceeded, "MessageRateExceeded"),
+    ])
+    func eachRefusalKind(_ kind: RelayRefusal, _ code: String) throws {
+        var tenant = Tenant(name: "acme", limits: RateLimits(perDevicePerMinute: 20), allowCriticalAlerts: true)
+        var configured = Set(Provider.allCases)
+        var allowed: (String) -> Bool = { _ in true }
+        var message = #"[{"to":"\#(Self.apns)","body":"x"}]"#
+        switch kind {
+        case .criticalAlertsNotAllowed:
+            tenant.allowCriticalAlerts = false
+            message = #"[{"to":"\#(Self.apns)","body":"x","isCriticalAlert":true}]"#
+        case .providerNotAllowed: tenant.allowedProviders = [.fcm]
+        case .providerNotConfigured: configured = [.fcm, .expo]
+        case .messageRateExceeded: allowed = { _ in false }
+        }
+        let plan = Self.plan(try Self.pushes(message), tenant: tenant, configured: configured, allowed: allowed)
+        #expect(plan.deliveries.isEmpty)
+        #expect(plan.refused == [AdmissionPlan.Refused(index: 0, provider: .apns, refusal: kind)])
+        let retryAfter = kind == .messageRateExceeded ? 3 : nil  // 60 s / 20 a minute
+        #expect(plan.tickets == [Ticket(id: "r1", provider: .apns, state: .error(code: code, message: kind.message, removeToken: false, retryAfter: retryAfter))])
+        let receipt = try #require(plan.batch.receipts.first)
+        #expect(receipt.status == .error && receipt.errorCode == code && receipt.message == kind.message)
+        #expect(receipt.tokenFingerprint == "fp-abababab" && receipt.keyID == "key1" && receipt.tenantID == tenant.id)
+        #expect(plan.batch.usage == [UsageKey(tenantID: tenant.id, date: Self.now, provider: .apns): UsageCounts(outcomeCode: code)])
+        let audit = try #require(plan.audit.first)
+        #expect(audit.outcome == code && audit.requestID == "req1" && audit.client == "192.0.2.1" && audit.attempts == 0)
+        #expect(audit.tokenFingerprint == "fp-abababab")
+    }
+
+    /// Refusals come in a fixed order, and the device allowance is asked only of notifications nothing else refused.
+    @Test func refusalsComeInOrderAndOnlyAllowedNotificationsUseTheDeviceAllowance() throws {
+        let tenant = Tenant(name: "acme", allowCriticalAlerts: false, allowedProviders: [.apns, .expo])
+        var asked: [String] = []
+        let plan = Self.plan(
+            try Self.pushes(
+                #"""
+                [{"to":"\#(Self.apns)","body":"critical","isCriticalAlert":true},
+                 {"to":"\#(Self.fcm)","body":"fcm not allowed"},
+                 {"to":"\#(Self.expo)","body":"expo not configured"},
+                 {"to":"\#(Self.otherAPNs)","body":"over the device limit"},
+                 {"to":"\#(Self.apns)","body":"fine"}]
+                """#),
+            tenant: tenant,
+            configured: [.apns, .fcm],
+            allowed: { fingerprint in
+                asked.append(fingerprint)
+                return fingerprint != "fp-cdcdcdcd"
+            }
+        )
+        #expect(plan.refused.map(\.refusal) == [.criticalAlertsNotAllowed, .providerNotAllowed, .providerNotConfigured, .messageRateExceeded])
+        #expect(plan.refused.map(\.index) == [0, 1, 2, 3])
+        #expect(plan.deliveries.map(\.index) == [4])
+        #expect(asked == ["fp-cdcdcdcd", "fp-abababab"])
+        #expect(plan.tickets.count == 5 && plan.tickets[4].state == .pending)
+        #expect(plan.batch.receipts.count == 4 && plan.audit.count == 4)
+    }
+
+    @Test func theCriticalChannelTravelsWithEveryPush() throws {
+        let tenant = Tenant(name: "acme", allowCriticalAlerts: true, criticalChannel: "pager")
+        let plan = Self.plan(try Self.pushes(#"[{"to":"\#(Self.fcm)","body":"x","isCriticalAlert":true}]"#), tenant: tenant)
+        #expect(plan.deliveries.first?.push.criticalChannel == "pager")
+    }
+
+    @Test func theBurstIsTheLargestRequest() {
+        let limits = RateLimits(burst: 3)
+        #expect(throws: Never.self) { try AdmissionPlan.checkSize(3, limits: limits) }
+        #expect(throws: RequestRefusal.exceedsBurst(count: 4, burst: 3)) { try AdmissionPlan.checkSize(4, limits: limits) }
+    }
+}
