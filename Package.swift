@@ -94,10 +94,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The application core: admission, delivery, the commit queue, authentication. No HTTP: RelayServer renders it.
+        .target(
+            name: "RelayApplication",
+            dependencies: [
+                "RelayCore", "RelayProviders", "RelayStore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "RelayServer",
             dependencies: [
-                "RelayCore", "RelayProviders", "RelayStore",
+                "RelayApplication", "RelayCore", "RelayProviders", "RelayStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -138,8 +152,8 @@ let package = Package(
         .executableTarget(
             name: "pushrelay",
             dependencies: [
-                "RelayCore", "RelayServer", "RelayStore", "RelayStorePostgres", "RelayProviders", "RelayHTTP2",
-                "RelaySimulator", "CJemallocConfig",
+                "RelayApplication", "RelayCore", "RelayServer", "RelayStore", "RelayStorePostgres", "RelayProviders",
+                "RelayHTTP2", "RelaySimulator", "CJemallocConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -186,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "RelayServerTests",
             dependencies: [
-                "RelayServer", "RelaySimulator", "HTTP2TestClient", "RelayHTTP2", "RelayCore", "RelayProviders", "RelayStore",
+                "RelayApplication", "RelayServer", "RelaySimulator", "HTTP2TestClient", "RelayHTTP2", "RelayCore", "RelayProviders", "RelayStore",
                 "RelayStorePostgres",
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -6,6 +6,7 @@ import RelayCore
 import RelayProviders
 import RelayStore
 package import ServiceLifecycle
+package import RelayApplication
 
 /// What the relay application is made of; the executable builds it from relay.conf, tests from their own parts.
 package struct RelayApplicationParts: Sendable {

@@ -1,3 +1,4 @@
+import RelayApplication
 import Foundation
 import RelayCore
 import RelayServer

@@ -1,3 +1,4 @@
+import RelayApplication
 import ArgumentParser
 import Foundation
 import RelayCore

@@ -6,6 +6,7 @@ import RelayCore
 import RelayStore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 @Suite(.timeLimit(.minutes(1)))

@@ -6,6 +6,7 @@ import RelayCore
 import RelayStore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// One admin route, with what an admin's request succeeds with.

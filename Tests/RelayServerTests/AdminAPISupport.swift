@@ -8,6 +8,7 @@ import RelayProviders
 import RelayStore
 import Synchronization
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// A relay for the admin API's tests: a memory store, scripted senders, a clock the test moves (the relay's, so that

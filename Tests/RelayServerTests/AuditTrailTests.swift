@@ -10,6 +10,7 @@ import RelayStore
 import Synchronization
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// What the relay writes to the audit log for pushes and refused requests, and the usage it counts.

@@ -3,6 +3,7 @@ import RelayCore
 import RelayStore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// The admin audit records of the command-line tools: linked, signed, with before/after and never a secret.

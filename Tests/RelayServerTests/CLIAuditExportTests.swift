@@ -3,6 +3,7 @@ import RelayCore
 import RelayStore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// `pushrelay audit export` and `audit verify --export`: an export verifies with the public key alone, and any edit

@@ -4,6 +4,7 @@ import RelayCore
 import RelayStore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// Pruning to `[audit] retention_days` keeps what remains verifiable.

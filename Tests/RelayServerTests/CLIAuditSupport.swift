@@ -3,6 +3,7 @@ import RelayCore
 import RelayStore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// The stores the operations tests run against: memory, and SQLite in a temporary file.

@@ -3,6 +3,7 @@ import RelayCore
 import RelayStore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// The pieces of `pushrelay audit query`, `usage` and the progress display.

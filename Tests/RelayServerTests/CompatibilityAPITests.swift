@@ -7,6 +7,7 @@ import NIOCore
 import RelayCore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 @Suite(.timeLimit(.minutes(1)))

@@ -2,6 +2,7 @@ import Foundation
 import RelayStore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 @Suite struct KeyLifecycleRulesTests {

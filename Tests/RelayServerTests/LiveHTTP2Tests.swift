@@ -12,6 +12,7 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// The relay over real sockets: TLS, HTTP/2 by ALPN, driven by PushRelay's own libcurl pool.

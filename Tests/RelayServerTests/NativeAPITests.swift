@@ -7,6 +7,7 @@ import RelayStore
 import Synchronization
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 @Suite(.timeLimit(.minutes(1)))

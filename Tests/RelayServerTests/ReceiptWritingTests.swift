@@ -6,6 +6,7 @@ import RelayCore
 import RelayStore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// When a request's receipts reach the store: once, with their outcomes; at the deadline as they stand; ahead of

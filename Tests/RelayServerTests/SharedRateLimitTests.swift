@@ -1,5 +1,6 @@
 import Foundation
 import RelayCore
+@testable import RelayApplication
 import RelayServer
 import RelayStore
 import Synchronization

@@ -9,6 +9,7 @@ import RelayProviders
 import RelayStore
 import Synchronization
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// A sender that answers from a script chosen by token prefix and records what it was asked to send.

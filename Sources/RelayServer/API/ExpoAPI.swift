@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import RelayCore
 import RelayStore
+package import RelayApplication
 
 /// The Expo-compatible API: Expo's own request and response shapes, so that a stock Expo server SDK pointed at the
 /// relay works unchanged. Any token kind is accepted and routed to its provider.
@@ -30,7 +31,7 @@ struct ExpoAPI: Sendable {
     }
 
     func send(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
+        let identity = try await relay.identity(of: request, context)
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let (pushes, unwrapped) = try Self.parse(json)
         let result = try await rendered { () async throws(RequestRefusal) in try await relay.push(pushes, identity: identity, trail: context.trail, logger: context.logger) }
@@ -41,7 +42,7 @@ struct ExpoAPI: Sendable {
     }
 
     func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
+        let identity = try await relay.identity(of: request, context)
         let ids = try NativeAPI.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         let found = try await rendered { () async throws(RequestRefusal) in try await relay.receipts(ids: ids, identity: identity) }
         // Expo leaves out receipts that are not ready.

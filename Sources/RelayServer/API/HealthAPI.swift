@@ -1,6 +1,7 @@
 import Hummingbird
 import RelayCore
 import RelayStore
+package import RelayApplication
 
 /// `GET /healthz` (alive), `GET /readyz` (store reachable, providers configured), `GET /metrics` (Prometheus).
 struct HealthAPI: Sendable {

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import RelayCore
 import RelayStore
+package import RelayApplication
 
 /// The native API: `POST /v1/push` and `POST /v1/receipts`.
 struct NativeAPI: Sendable {
@@ -18,7 +19,7 @@ struct NativeAPI: Sendable {
     }
 
     func push(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
+        let identity = try await relay.identity(of: request, context)
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let parsed: PushRequest
         do {
@@ -31,7 +32,7 @@ struct NativeAPI: Sendable {
     }
 
     func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
+        let identity = try await relay.identity(of: request, context)
         let ids = try Self.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         let found = try await rendered { () async throws(RequestRefusal) in try await relay.receipts(ids: ids, identity: identity) }
         return jsonResponse(.object(["data": .object(Dictionary(found.map { ($0.id, $0.nativeJSON) }, uniquingKeysWith: { first, _ in first }))]))

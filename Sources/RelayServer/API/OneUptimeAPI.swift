@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import RelayCore
 import RelayStore
+package import RelayApplication
 
 /// The OneUptime-compatible API: the body OneUptime's self-hosted installs send to their push relay and the answers
 /// they read (PROTOCOLS.md §4.1), on both of OneUptime's paths. The tenant key comes as Bearer or, because those
@@ -44,7 +45,7 @@ struct OneUptimeAPI: Sendable {
     // MARK: - Send
 
     func send(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
+        let identity = try await relay.identity(of: request, context)
         let json: JSONValue
         switch try await body(of: request, context) {
         case .json(let read): json = read
@@ -139,7 +140,7 @@ struct OneUptimeAPI: Sendable {
     // MARK: - Receipts
 
     func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.authenticator.authenticate(tenantKey(request, context), trail: context.trail)
+        let identity = try await relay.identity(of: request, context)
         let json: JSONValue
         switch try await body(of: request, context) {
         case .json(let read): json = read

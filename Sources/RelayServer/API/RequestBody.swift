@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import RelayCore
+package import RelayApplication
 
 /// Reads a request's JSON body: media type, size limit, gzip, and JSON syntax, each with its own clear error.
 func readJSONBody(_ request: Request, limit: Int) async throws(RelayHTTPError) -> JSONValue {

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import RelayCore
 import RelayStore
+package import RelayApplication
 
 extension AdminAPI {
     /// `GET /admin/v1/tenants/{id}/keys`: `{"data": [key…]}`, oldest first; never a secret.

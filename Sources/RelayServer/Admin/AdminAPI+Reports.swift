@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import RelayCore
 import RelayStore
+package import RelayApplication
 
 extension AdminAPI {
     static let defaultUsageDays = 30

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import RelayCore
 import RelayStore
+package import RelayApplication
 
 /// `/admin/v1`: tenants, their keys, usage and the audit log, for the relay's operators (JSON).
 ///

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import RelayCore
+package import RelayApplication
 
 /// The errors of `/admin/v1`, in the relay's JSON error shape (``RelayHTTPError``).
 ///

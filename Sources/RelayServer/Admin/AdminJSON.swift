@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayStore
+package import RelayApplication
 
 /// What `/admin/v1` answers: tenants, keys and usage as JSON, never a secret or a secret's hash.
 ///

@@ -1,4 +1,5 @@
 import RelayCore
+package import RelayApplication
 
 /// The optional bodies of `POST …/keys` (`expiresInDays`) and `POST …/keys/{keyID}/rotate` (`overlapDays`).
 enum KeyRequest {

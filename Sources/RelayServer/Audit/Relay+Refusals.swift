@@ -4,6 +4,7 @@ import RelayStore
 import Logging
 import HTTPTypes
 import Hummingbird
+package import RelayApplication
 
 extension Relay {
     /// The statuses of refused requests the audit log records: validation, authentication, a disabled tenant, size,

@@ -5,6 +5,7 @@ import NIOHTTP2
 import NIOHTTPTypesHTTP2
 package import NIOSSL
 import NIOTLS
+package import RelayApplication
 
 /// How the relay's TLS listener treats HTTP/2 connections.
 package struct RelayHTTP2Settings: Sendable, Equatable {

@@ -2,6 +2,7 @@ package import HTTPTypes
 package import Hummingbird
 import NIOCore
 package import RelayCore
+package import RelayApplication
 
 /// An error that renders as PushRelay's JSON error body: `{"errors": [{"code", "message", "path"?}]}`.
 ///

@@ -1,6 +1,7 @@
 package import Hummingbird
 import Logging
 import NIOCore
+package import RelayApplication
 
 /// The request context of every relay route.
 package struct RelayRequestContext: RequestContext {

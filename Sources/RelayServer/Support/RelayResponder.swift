@@ -5,6 +5,7 @@ import Logging
 import Metrics
 import NIOCore
 import RelayCore
+package import RelayApplication
 
 /// Wraps the router: a request id for every request (in the logger's metadata and the `X-Request-ID` header), one
 /// log line per request with the route template, never the raw path (it may carry a tenant key), and a JSON body

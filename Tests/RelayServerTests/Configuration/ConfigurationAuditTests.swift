@@ -2,6 +2,7 @@ import Foundation
 import RelayCore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// `[audit]`: the chain id, the signing key, the checkpoint interval and retention.

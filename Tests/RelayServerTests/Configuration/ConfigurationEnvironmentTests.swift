@@ -3,6 +3,7 @@ import RelayCore
 import RelaySimulator
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 @Suite struct ConfigurationEnvironmentTests {

@@ -5,6 +5,7 @@ import RelayProviders
 import RelaySimulator
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// Each rule with a passing and a failing case; failures are asserted by the problem's key.

@@ -2,6 +2,7 @@ import Foundation
 import RelaySimulator
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// Relative paths resolve against the configuration file's folder, and secrets stay out of every message.

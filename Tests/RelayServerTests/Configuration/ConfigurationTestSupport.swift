@@ -2,6 +2,7 @@ import Foundation
 import RelaySimulator
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// A fresh folder under the system's temporary directory, for configuration files and the files they name.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 /// `[upstream]`: the transport, the proxy, PINGs and connection ages.

@@ -3,6 +3,7 @@ import Logging
 import RelayCore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 @Suite struct RelayConfigurationTests {

@@ -1,6 +1,7 @@
 import NIOCore
 import Testing
 
+@testable import RelayApplication
 @testable import RelayServer
 
 struct HTTP2ConnectionLifecycleTests {

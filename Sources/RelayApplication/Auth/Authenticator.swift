@@ -1,5 +1,4 @@
 package import Foundation
-import HTTPTypes
 import RelayCore
 package import RelayStore
 import Synchronization
@@ -8,6 +7,16 @@ import Synchronization
 package struct TenantIdentity: Sendable, Equatable {
     package var tenant: Tenant
     package var keyID: String
+}
+
+/// Why a tenant key was not accepted; each API renders it (401, 403, 503).
+package enum AuthenticationFailure: Error, Equatable, Sendable {
+    /// Missing, malformed, unknown, revoked or expired, or a wrong secret: the caller is not told which.
+    case unauthorized
+    /// The key is good but its tenant is disabled or deleted.
+    case tenantDisabled
+    /// The store did not answer, so the key could not be checked.
+    case storeUnavailable
 }
 
 /// Checks tenant keys against the store, caching each key and tenant for a few seconds.
@@ -35,10 +44,11 @@ package final class Authenticator: Sendable {
 
     /// The identity behind a presented key.
     ///
-    /// - Throws: ``RelayHTTPError/unauthorized`` for a missing, malformed, unknown, revoked or expired key, or a
-    ///   wrong secret (without saying which); ``RelayHTTPError/tenantDisabled`` for a disabled or deleted tenant.
+    /// - Throws: ``AuthenticationFailure/unauthorized`` for a missing, malformed, unknown, revoked or expired key,
+    ///   or a wrong secret (without saying which); ``AuthenticationFailure/tenantDisabled`` for a disabled or deleted
+    ///   tenant; ``AuthenticationFailure/storeUnavailable`` when the key could not be looked up.
     /// - Parameter trail: Learns the key id presented (never the key) and, once known, the tenant.
-    package func authenticate(_ presented: String?, trail: RequestTrail? = nil) async throws(RelayHTTPError)
+    package func authenticate(_ presented: String?, trail: RequestTrail? = nil) async throws(AuthenticationFailure)
         -> TenantIdentity
     {
         guard let presented, let (id, secret) = TenantKeys.parse(presented) else { throw .unauthorized }

@@ -56,10 +56,10 @@ package final class Relay: Sendable {
     package let queue: DeliveryQueue
     /// Group commit of receipts, usage and audit records; a service that runs with the application.
     package let commits: CommitQueue
-    let senders: [Provider: any PushSender]
+    package let senders: [Provider: any PushSender]
     private let limiters: RateLimiterRegistry
     private let fingerprinter = Mutex<TokenFingerprinter?>(nil)
-    let logger: Logger
+    package let logger: Logger
     private let now: @Sendable () -> Date
 
     package init(

@@ -1,4 +1,6 @@
 package import HTTPTypes
+import Hummingbird
+package import RelayApplication
 import RelayCore
 
 extension RelayHTTPError {
@@ -65,4 +67,26 @@ extension HTTPField.Name {
     static let rateLimitReset = HTTPField.Name("RateLimit-Reset")!
     static let requestID = HTTPField.Name("X-Request-ID")!
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+}
+
+extension RelayHTTPError {
+    /// The relay's JSON error for a key that was not accepted.
+    package init(_ failure: AuthenticationFailure) {
+        switch failure {
+        case .unauthorized: self = .unauthorized
+        case .tenantDisabled: self = .tenantDisabled
+        case .storeUnavailable: self = .storeUnavailable
+        }
+    }
+}
+
+extension Relay {
+    /// The tenant behind the request's key (in the path or as Bearer), or the relay's JSON error.
+    func identity(of request: Request, _ context: RelayRequestContext) async throws(RelayHTTPError) -> TenantIdentity {
+        do {
+            return try await authenticator.authenticate(tenantKey(request, context), trail: context.trail)
+        } catch {
+            throw RelayHTTPError(error)
+        }
+    }
 }
