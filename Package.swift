@@ -198,6 +198,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "RelayApplicationTests",
+            dependencies: ["RelayApplication", "RelayCore", "RelayStore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "RelayServerTests",
             dependencies: [
                 "RelayApplication", "RelayServer", "RelaySimulator", "HTTP2TestClient", "RelayHTTP2", "RelayCore", "RelayProviders", "RelayStore",

@@ -75,3 +75,24 @@ extension Receipt {
         return .object(fields)
     }
 }
+
+extension Ticket {
+    /// The native API's ticket JSON.
+    var nativeJSON: JSONValue {
+        var fields: [String: JSONValue] = ["id": .string(id), "provider": .string(provider.rawValue)]
+        switch state {
+        case .ok(let messageID):
+            fields["status"] = .string("ok")
+            if let messageID { fields["providerMessageId"] = .string(messageID) }
+        case .pending:
+            fields["status"] = .string("pending")
+        case .error(let code, let message, let removeToken, let retryAfter):
+            fields["status"] = .string("error")
+            fields["message"] = .string(message)
+            var details: [String: JSONValue] = ["error": .string(code), "removeToken": .bool(removeToken)]
+            if let retryAfter { details["retryAfter"] = .int(Int64(retryAfter)) }
+            fields["details"] = .object(details)
+        }
+        return .object(fields)
+    }
+}

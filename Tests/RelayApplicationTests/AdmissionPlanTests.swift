@@ -4,7 +4,6 @@ import RelayStore
 import Testing
 
 @testable import RelayApplication
-@testable import RelayServer
 
 /// ``AdmissionPlan`` without a store, a clock or a sender: every refusal kind, their order, mixed batches, the burst.
 struct AdmissionPlanTests {

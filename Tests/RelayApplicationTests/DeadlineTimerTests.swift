@@ -1,7 +1,6 @@
 import Testing
 
 @testable import RelayApplication
-@testable import RelayServer
 
 /// The one timer behind every request's wait: what fires, what does not, and when its loop ends.
 @Suite(.timeLimit(.minutes(1)))
