@@ -2,7 +2,8 @@ package import Foundation
 package import RelayCore
 package import RelayStore
 
-/// A tenant's usage by day and provider, as `pushrelay usage` prints it.
+/// A tenant's usage by day and provider: what ``TenantAdministration/usage(of:days:)`` reads, shown as a table by
+/// `pushrelay usage` and as JSON by ``AdminJSON/usage(_:)``.
 package struct UsageReport: Sendable {
     package var tenant: Tenant
     /// The first day included, `YYYY-MM-DD` (UTC).
@@ -17,7 +18,7 @@ package struct UsageReport: Sendable {
 
     /// The first UTC day of a report covering the last `days` days, today included.
     package static func fromDay(days: Int, now: Date) -> String {
-        UsageKey.day(of: now.addingTimeInterval(-Double(max(days, 1) - 1) * 86_400))
+        UsageKey.day(of: now.addingTimeInterval(-Double(max(days, 1) - 1) * TenantRules.secondsPerDay))
     }
 
     package var total: UsageCounts {
