@@ -218,6 +218,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The command line's tests: its commands parsed from the tests' own arguments and run on their own stores,
+        // next to the admin API (tenant administration through both front ends).
+        .testTarget(
+            name: "pushrelayTests",
+            dependencies: [
+                "pushrelay", "RelayApplication", "RelayServer", "RelayCore", "RelayStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "RelayProvidersTests",
             dependencies: ["RelayProviders", "RelayHTTP2", "RelaySimulator", .product(name: "Crypto", package: "swift-crypto")],

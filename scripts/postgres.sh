@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a local PostgreSQL for PushRelay's tests and prints its URL on stdout (everything else goes to stderr).
 #
-# Usage: scripts/postgres.sh          e.g. export PUSHRELAY_TEST_POSTGRES_URL="$(scripts/postgres.sh)"
+# Usage: scripts/postgres.sh          e.g. export RELAY_TEST_POSTGRES_URL="$(scripts/postgres.sh)"
 #
 # Idempotent: installs the `postgresql` package if missing (through scripts/bootstrap.sh: root or sudo), starts the
 # Debian cluster (PostgreSQL 15 on Debian 12) listening on 127.0.0.1, creates the role `pushrelay` (password

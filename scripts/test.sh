@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Builds PushRelay and runs every test.
 #
+# The test harness's own variables start with RELAY_TEST_, not PUSHRELAY_: the relay reads every PUSHRELAY_* variable
+# as configuration and refuses one that names no key, and the relay and its CLI run inside this script's environment.
+#
 # Usage: scripts/test.sh [swift test arguments ...]     e.g. scripts/test.sh --filter RelayCoreTests
 #
 # Installs missing system packages first (scripts/bootstrap.sh; needs root or sudo the first time).
 #
-# The store tests run against PostgreSQL too: the database PUSHRELAY_TEST_POSTGRES_URL names, or else a local
+# The store tests run against PostgreSQL too: the database RELAY_TEST_POSTGRES_URL names, or else a local
 # PostgreSQL that scripts/postgres.sh installs and starts (root or sudo). When that is impossible the script stops
-# rather than test without PostgreSQL; PUSHRELAY_TEST_POSTGRES=skip runs the tests without it, and says so.
+# rather than test without PostgreSQL; RELAY_TEST_POSTGRES=skip runs the tests without it, and says so.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -18,19 +21,19 @@ fi
 
 ./scripts/bootstrap.sh
 
-if [ -n "${PUSHRELAY_TEST_POSTGRES_URL:-}" ]; then
-    echo "test: PostgreSQL tests use the database PUSHRELAY_TEST_POSTGRES_URL names"
-elif [ "${PUSHRELAY_TEST_POSTGRES:-}" = skip ]; then
-    echo "test: WARNING: PUSHRELAY_TEST_POSTGRES=skip: the PostgreSQL store is NOT tested" >&2
+if [ -n "${RELAY_TEST_POSTGRES_URL:-}" ]; then
+    echo "test: PostgreSQL tests use the database RELAY_TEST_POSTGRES_URL names"
+elif [ "${RELAY_TEST_POSTGRES:-}" = skip ]; then
+    echo "test: WARNING: RELAY_TEST_POSTGRES=skip: the PostgreSQL store is NOT tested" >&2
 else
     echo "test: starting a local PostgreSQL for the store tests (scripts/postgres.sh)"
     if ! url=$(./scripts/postgres.sh); then
         echo "test: PostgreSQL could not be installed or started (see above), so the PostgreSQL store cannot be" >&2
-        echo "test: tested. Run as root or with sudo, set PUSHRELAY_TEST_POSTGRES_URL to a database you own" >&2
-        echo "test: (postgres://user:password@host:5432/database), or set PUSHRELAY_TEST_POSTGRES=skip." >&2
+        echo "test: tested. Run as root or with sudo, set RELAY_TEST_POSTGRES_URL to a database you own" >&2
+        echo "test: (postgres://user:password@host:5432/database), or set RELAY_TEST_POSTGRES=skip." >&2
         exit 1
     fi
-    export PUSHRELAY_TEST_POSTGRES_URL="$url"
+    export RELAY_TEST_POSTGRES_URL="$url"
 fi
 
 echo "test: building the package and its tests (swift build --build-tests)"
@@ -43,7 +46,7 @@ swift test "$@" 2>&1 | tee .build/test-output.log
 
 # The stock Python Expo SDK against a running relay and simulator (PyPI into a venv under .build/; under a minute).
 # Only for a whole run: `scripts/test.sh --filter …` runs the Swift tests it names and nothing else.
-if [ "$#" -eq 0 ] && [ "${PUSHRELAY_TEST_EXPO_SDK:-}" != skip ]; then
+if [ "$#" -eq 0 ] && [ "${RELAY_TEST_EXPO_SDK:-}" != skip ]; then
     echo "test: end to end with the stock Python Expo SDK (scripts/expo-sdk-test.sh)"
     ./scripts/expo-sdk-test.sh
 fi

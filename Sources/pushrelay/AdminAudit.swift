@@ -16,7 +16,7 @@ struct CLIAudit {
     let writer: AdminAuditWriter
 
     init(configuration: RelayConfiguration, store: any PushStore) {
-        writer = AdminAuditWriter(configuration: configuration.audit, store: store, actor: "cli:\(Self.userName)")
+        writer = AdminAuditWriter(configuration: configuration.audit, store: store, actor: Self.actor)
     }
 
     /// Records an action that has been carried out; if the record cannot be written, says so, naming what was done.
@@ -38,6 +38,9 @@ struct CLIAudit {
         }
     }
 
+    /// How the audit log names the command line's actions: `cli:<unix user>`.
+    static var actor: String { "cli:\(userName)" }
+
     /// The effective user's login name, else its numeric id.
     static var userName: String {
         let uid = geteuid()
@@ -52,4 +55,23 @@ struct CLIAudit {
 func openAdminStore(_ options: StoreOptions) async throws -> (RelayConfiguration, any PushStore, CLIAudit) {
     let (configuration, store) = try await openStore(options)
     return (configuration, store, CLIAudit(configuration: configuration, store: store))
+}
+
+/// Loads the configuration and opens its store, or explains why not.
+func openStore(_ options: StoreOptions) async throws -> (RelayConfiguration, any PushStore) {
+    let path = FileManager.default.fileExists(atPath: options.config) ? options.config : nil
+    if path == nil && options.config != "relay.conf" {
+        throw CLIError("--config \(options.config): no such file")
+    }
+    let configuration: RelayConfiguration
+    do {
+        configuration = try RelayConfiguration.load(path: path, environment: ProcessInfo.processInfo.environment)
+    } catch {
+        throw CLIError("the configuration is not usable:\n\(error)")
+    }
+    return (configuration, try await RelayAssembly.openStore(configuration))
+}
+
+func printJSON(_ value: JSONValue) {
+    print(value.encodedString())
 }

@@ -133,37 +133,3 @@ extension OperatorRecord {
         return .object(fields)
     }
 }
-
-/// `pushrelay usage TENANT`: what a tenant sent, by day and provider.
-struct UsageCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "usage",
-        abstract: "Show a tenant's notifications per UTC day and provider, by outcome.",
-        discussion: """
-            Columns: delivered; token invalid (the app should drop the token); rejected (by the relay's policy or the \
-            provider, for the message itself); rate-limited (429s and the per-device limit); failed (provider \
-            unavailable, timeouts).
-            """
-    )
-    @Argument(help: "The tenant's name.") var tenant: String
-    @Option(help: "Days to show, today (UTC) included.") var days = 30
-    @OptionGroup var options: StoreOptions
-
-    func validate() throws {
-        guard (1...3660).contains(days) else { throw ValidationError("--days must be between 1 and 3660") }
-    }
-
-    func run() async throws {
-        let (_, store) = try await openStore(options)
-        let owner = try await requireTenant(tenant, in: store, allowDeleted: true)
-        let fromDay = UsageReport.fromDay(days: days, now: Date())
-        let report = UsageReport(
-            tenant: owner, fromDay: fromDay, rows: try await store.usage(tenantID: owner.id, fromDay: fromDay))
-        if options.json {
-            printJSON(report.json)
-        } else {
-            print("Usage of tenant \(owner.name) since \(fromDay) (UTC):")
-            for line in report.tableLines { print(line) }
-        }
-    }
-}

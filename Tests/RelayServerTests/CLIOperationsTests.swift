@@ -75,11 +75,12 @@ import Testing
                 "total\t\t6\t2\t4\t3\t1\t7\t23",
             ]
         )
-        let json = report.json.objectValue
-        #expect(json?["tenant"] == .string("acme"))
-        #expect(json?["total"]?.objectValue?["total"] == .int(23))
-        #expect(json?["total"]?.objectValue?["accepted"] == .int(7))
-        #expect(json?["days"]?.elements.last?["accepted"] == .int(7))
+        // As JSON it is the admin API's usage object, for the CLI's --json too: days ascending, then providers.
+        let json = AdminJSON.usage(report).objectValue
+        #expect(json?["tenant"] == .string("t-1"))
+        #expect(json?["days"]?.elements.map { $0["day"] } == [.string("2027-01-14"), .string("2027-01-15")])
+        #expect(json?["days"]?.elements.last?["providers"]?["expo"]?["accepted"] == .int(7))
+        #expect(json?["days"]?.elements.first?["providers"]?["fcm"]?["rateLimited"] == .int(3))
         #expect(UsageReport.fromDay(days: 30, now: AuditFixtures.now) == "2026-12-17")
         #expect(UsageReport.fromDay(days: 1, now: AuditFixtures.now) == "2027-01-15")
     }

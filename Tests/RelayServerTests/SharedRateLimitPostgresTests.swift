@@ -6,9 +6,9 @@ import RelayStore
 import RelayStorePostgres
 import Testing
 
-/// Two relays' registries on one PostgreSQL schema (`PUSHRELAY_TEST_POSTGRES_URL`), as `serve` wires them.
+/// Two relays' registries on one PostgreSQL schema (`RELAY_TEST_POSTGRES_URL`), as `serve` wires them.
 @Suite(
-    .enabled(if: ProcessInfo.processInfo.environment["PUSHRELAY_TEST_POSTGRES_URL"]?.isEmpty == false),
+    .enabled(if: ProcessInfo.processInfo.environment["RELAY_TEST_POSTGRES_URL"]?.isEmpty == false),
     .timeLimit(.minutes(1))
 )
 struct SharedRateLimitPostgresTests {
@@ -17,7 +17,7 @@ struct SharedRateLimitPostgresTests {
     /// Two registries, each with its own store (connection pool) on one schema, take turns at three times the
     /// tenant's rate over a simulated minute: together they stay within 10 % of `rate × time + burst`.
     @Test func twoRegistriesOnOneDatabaseShareATenantsLimits() async throws {
-        let url = try #require(ProcessInfo.processInfo.environment["PUSHRELAY_TEST_POSTGRES_URL"])
+        let url = try #require(ProcessInfo.processInfo.environment["RELAY_TEST_POSTGRES_URL"])
         var configuration = try PostgresStoreConfiguration(url: url)
         configuration.schema = "pushrelay_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         configuration.maximumConnections = 2

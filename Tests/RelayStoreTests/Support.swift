@@ -5,7 +5,7 @@ import RelayStorePostgres
 import Testing
 
 /// The stores the conformance suite runs against: always memory and SQLite; PostgreSQL too when
-/// `PUSHRELAY_TEST_POSTGRES_URL` names a database (`scripts/test.sh` starts one and sets it).
+/// `RELAY_TEST_POSTGRES_URL` names a database (`scripts/test.sh` starts one and sets it).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case sqliteFile
@@ -44,10 +44,10 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-/// The PostgreSQL database of `PUSHRELAY_TEST_POSTGRES_URL`, in which every test works in a schema of its own.
+/// The PostgreSQL database of `RELAY_TEST_POSTGRES_URL`, in which every test works in a schema of its own.
 enum PostgresTestDatabase {
     static let url: String? = {
-        guard let url = ProcessInfo.processInfo.environment["PUSHRELAY_TEST_POSTGRES_URL"], !url.isEmpty else {
+        guard let url = ProcessInfo.processInfo.environment["RELAY_TEST_POSTGRES_URL"], !url.isEmpty else {
             return nil
         }
         return url
@@ -63,7 +63,7 @@ enum PostgresTestDatabase {
 
     /// A configuration for a new, uniquely named schema.
     static func configuration(schema: String = uniqueSchema()) throws -> PostgresStoreConfiguration {
-        guard let url else { throw StoreError.unavailable("PUSHRELAY_TEST_POSTGRES_URL is not set") }
+        guard let url else { throw StoreError.unavailable("RELAY_TEST_POSTGRES_URL is not set") }
         var configuration = try PostgresStoreConfiguration(url: url)
         configuration.schema = schema
         configuration.maximumConnections = connectionsPerStore

@@ -108,3 +108,10 @@ package struct AdminAuditWriter: Sendable {
         }
     }
 }
+
+/// The command line's audit log of tenant administration: its records go to the `<instance>:cli` chain.
+extension AdminAuditWriter: AdminAuditSink {
+    package func commit(_ entries: [AuditEntry]) async throws {
+        try await append(entries)
+    }
+}

@@ -7,21 +7,18 @@ import RelayStore
 package import RelayApplication
 
 extension AdminAPI {
-    static let defaultUsageDays = 30
-    static let maxUsageDays = 366
     static let defaultAuditLimit = 100
     static let maxAuditLimit = 1000
 
     /// `GET /admin/v1/tenants/{id}/usage?days=30`: the tenant's counters for the last `days` UTC days, today included.
     func usage(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        _ = try await authorize(request, context: context, access: .read)
-        let tenant = try await pathTenant(context)
+        let administration = try await self.administration(request, context: context, access: .read)
+        let tenant = try await pathTenant(administration, context: context)
         var query = AdminQuery(request, allowed: ["days"])
-        let days = query.integer("days", in: 1...Self.maxUsageDays) ?? Self.defaultUsageDays
+        let days = query.integer(TenantRules.Field.days.rawValue, in: TenantRules.usageDays)
         try query.finish()
-        let firstDay = UsageReport.fromDay(days: days, now: now())
-        let rows = try await storeCall { try await relay.store.usage(tenantID: tenant.id, fromDay: firstDay) }
-        return jsonResponse(AdminJSON.usage(tenantID: tenant.id, rows: rows))
+        let report = try await administering { try await administration.usage(of: tenant, days: days) }
+        return jsonResponse(AdminJSON.usage(report))
     }
 
     /// `GET /admin/v1/audit?tenant=&since=&until=&outcome=&critical=&event=&limit=&cursor=`: one page of records of
@@ -31,7 +28,7 @@ extension AdminAPI {
     /// field names, as every other place that shows audit records. `nextCursor` is set when more records may follow;
     /// pass it as `cursor` for the next page.
     func audit(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        _ = try await authorize(request, context: context, access: .read)
+        let administration = try await self.administration(request, context: context, access: .read)
         var query = AdminQuery(
             request,
             allowed: ["tenant", "since", "until", "outcome", "critical", "event", "limit", "cursor"]
@@ -56,7 +53,7 @@ extension AdminAPI {
         // A tenant's records are found by its id; a name is resolved first, and anything else is taken as an id
         // (no tenant is ever removed, but records may name one that never existed, e.g. refused requests).
         if let tenant {
-            filter.tenantID = try await resolveTenant(tenant)?.id ?? tenant
+            filter.tenantID = try await administering { try await administration.findTenant(tenant) }?.id ?? tenant
         }
         let after = cursor.flatMap { $0 } ?? 0
         let page = try await storeCall {

@@ -18,11 +18,9 @@ package import RelayApplication
 ///   query (415, 413, 400), then the state (409).
 /// - Once the operator is known, the request's ``RequestTrail`` names it (`operator:NAME`), so that a refused admin
 ///   request (400, 403) is recorded with its actor by ``RelayResponder``.
-/// - Every successful write appends one `admin` audit record (two for a rotation: `key.rotate` and `key.issue`) with
-///   the action as `outcome`, the tenant and key ids, and `before`/`after` snapshots (`Tenant.auditSnapshot`,
-///   `TenantKeyRecord.auditSnapshot`), never a secret or a secret's hash. The store has no transaction spanning a
-///   tenant change and the audit log, so the change is written first and its record second, and the response waits
-///   for the record: a failure between the two is a 503 that says the change was stored.
+/// - Tenants, keys and usage are ``TenantAdministration``'s, shared with the command line: the rules, the JSON
+///   (``AdminJSON``) and the `admin` audit records (two for a rotation: `key.rotate` and `key.issue`) are its. A
+///   failure between a stored change and its record is a 503 that says the change was stored.
 /// - Tenants and keys are read from the store on every request, not from the tenant authenticator's cache; the
 ///   authenticators of all instances see a change within ``Authenticator/cacheLifetime``.
 struct AdminAPI: Sendable {
@@ -89,19 +87,45 @@ struct AdminAPI: Sendable {
     /// How the audit log names an operator.
     static func actor(_ record: OperatorRecord) -> String { "operator:\(record.name)" }
 
-    /// The tenant named by the path's `{id}` (its id, or else its name); deleted tenants included.
-    func pathTenant(_ context: RelayRequestContext) async throws(RelayHTTPError) -> Tenant {
-        let reference = Self.pathParameter("id", context)
-        let tenant = try await resolveTenant(reference)
-        guard let tenant else { throw AdminError.tenantNotFound(reference) }
-        context.trail.update { $0.tenantID = tenant.id }
-        return tenant
+    /// Tenant administration on behalf of `actor`, its audit records carrying the request's id and client.
+    func administration(by actor: OperatorRecord, context: RelayRequestContext) -> TenantAdministration {
+        let trail = context.trail.current
+        let sink = AuditSink(
+            commits: relay.commits, actor: Self.actor(actor), requestID: trail.requestID, client: trail.client,
+            logger: context.logger
+        )
+        return TenantAdministration(
+            store: relay.store, audit: sink, tenantDefaults: relay.settings.tenantDefaults, now: now)
     }
 
-    /// A tenant by id, or else by name.
-    func resolveTenant(_ reference: String) async throws(RelayHTTPError) -> Tenant? {
-        if let byID = try await storeCall({ try await relay.store.tenant(id: reference) }) { return byID }
-        return try await storeCall { try await relay.store.tenant(named: reference) }
+    /// ``authorize(_:context:access:)``, then tenant administration on the operator's behalf.
+    func administration(_ request: Request, context: RelayRequestContext, access: Access) async throws(RelayHTTPError)
+        -> TenantAdministration
+    {
+        administration(by: try await authorize(request, context: context, access: access), context: context)
+    }
+
+    /// Runs administration actions; a failure becomes the API's error (``AdminError/failure(_:)``).
+    func administering<T>(_ body: () async throws -> T) async throws(RelayHTTPError) -> T {
+        do {
+            return try await body()
+        } catch let failure as TenantAdministration.Failure {
+            throw AdminError.failure(failure)
+        } catch let error as RelayHTTPError {
+            throw error
+        } catch {
+            throw AdminError.storeUnavailable
+        }
+    }
+
+    /// The tenant named by the path's `{id}` (its id, or else its name); deleted tenants included.
+    func pathTenant(_ administration: TenantAdministration, context: RelayRequestContext) async throws(RelayHTTPError)
+        -> Tenant
+    {
+        let reference = Self.pathParameter("id", context)
+        let tenant = try await administering { try await administration.tenant(reference) }
+        context.trail.update { $0.tenantID = tenant.id }
+        return tenant
     }
 
     /// A path parameter, percent-decoded (the router leaves paths as sent).
@@ -119,34 +143,28 @@ struct AdminAPI: Sendable {
         }
     }
 
-    /// An `admin` audit record of `action` by `actor`, with the request's id and client.
-    func entry(
-        _ action: String,
-        by actor: OperatorRecord,
-        context: RelayRequestContext,
-        tenantID: String?,
-        keyID: String? = nil,
-        before: JSONValue? = nil,
-        after: JSONValue? = nil,
-        detail: String? = nil
-    ) -> AuditEntry {
-        let trail = context.trail.current
-        var entry = AuditEntry.admin(
-            action, actor: Self.actor(actor), time: now(), tenantID: tenantID, keyID: keyID, before: before,
-            after: after, detail: detail
-        )
-        entry.requestID = trail.requestID
-        entry.client = trail.client
-        return entry
-    }
+    /// The API's audit log of tenant administration: the relay's group commit, each record with the request's id and
+    /// client.
+    struct AuditSink: AdminAuditSink {
+        let commits: CommitQueue
+        let actor: String
+        let requestID: String?
+        let client: String?
+        let logger: Logger
 
-    /// Commits the audit records of a change; returns once they are durable.
-    func commit(_ entries: [AuditEntry], context: RelayRequestContext) async throws(RelayHTTPError) {
-        do {
-            try await relay.commits.submit(StoreBatch(), audit: entries)
-        } catch {
-            context.logger.error("Audit record of an admin action not stored", metadata: ["error": "\(error)"])
-            throw AdminError.auditNotStored
+        func commit(_ entries: [AuditEntry]) async throws {
+            let entries = entries.map { entry in
+                var entry = entry
+                entry.requestID = requestID
+                entry.client = client
+                return entry
+            }
+            do {
+                try await commits.submit(StoreBatch(), audit: entries)
+            } catch {
+                logger.error("Audit record of an admin action not stored", metadata: ["error": "\(error)"])
+                throw error
+            }
         }
     }
 

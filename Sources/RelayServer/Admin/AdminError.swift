@@ -37,29 +37,33 @@ enum AdminError {
         message: "The change was stored, but its audit record could not be written; check the relay's store and logs."
     )
 
-    static func tenantNotFound(_ reference: String) -> RelayHTTPError {
-        RelayHTTPError(.notFound, code: "NOT_FOUND", message: "No tenant with the id or name '\(shown(reference))'.")
-    }
-
-    static func keyNotFound(_ id: String) -> RelayHTTPError {
-        RelayHTTPError(.notFound, code: "NOT_FOUND", message: "This tenant has no key with the id '\(shown(id))'.")
-    }
-
     static func conflict(_ message: String) -> RelayHTTPError {
         RelayHTTPError(.conflict, code: "CONFLICT", message: message)
     }
 
-    static func tenantDeleted(_ tenant: String) -> RelayHTTPError {
-        conflict("The tenant '\(shown(tenant))' is deleted; it can no longer be changed or get keys.")
+    /// How the API answers a ``TenantAdministration/Failure``: 400 naming each field, 404, 409 or 503, with the
+    /// failure's own message (never the store's error).
+    static func failure(_ failure: TenantAdministration.Failure) -> RelayHTTPError {
+        switch failure {
+        case .invalid(let violations):
+            RelayHTTPError(
+                validation: ValidationFailure(
+                    issues: violations.map { ValidationIssue(JSONPath($0.field.rawValue), $0.message) }
+                )
+            )
+        case .tenantNotFound, .keyNotFound:
+            RelayHTTPError(.notFound, code: "NOT_FOUND", message: failure.message)
+        case .tenantDeleted, .nameTaken, .keyNotActive, .tooManyActiveKeys:
+            conflict(failure.message)
+        case .storeUnavailable:
+            storeUnavailable
+        case .auditNotStored:
+            auditNotStored
+        }
     }
 
     /// One validation problem at `path` (a body field or a query parameter).
     static func invalid(_ path: String, _ message: String) -> RelayHTTPError {
         RelayHTTPError(validation: ValidationFailure(issues: [ValidationIssue(path: path, message: message)]))
-    }
-
-    /// A caller's reference as echoed in a message: cut short, so a message never grows with what was sent.
-    private static func shown(_ reference: String) -> String {
-        reference.count <= 100 ? reference : String(reference.prefix(100)) + "…"
     }
 }

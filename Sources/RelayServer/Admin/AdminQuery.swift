@@ -44,11 +44,15 @@ struct AdminQuery {
 
     mutating func integer(_ name: String, in range: ClosedRange<Int>) -> Int? {
         guard let text = values[name] else { return nil }
-        guard let value = Int(text), range.contains(value) else {
-            fail(name, "must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        guard let value = Int64(text) else {
+            fail(name, TenantRules.notAnInteger(in: range))
             return nil
         }
-        return value
+        if let problem = TenantRules.problem(value, in: range) {
+            fail(name, problem)
+            return nil
+        }
+        return Int(value)
     }
 
     mutating func bool(_ name: String) -> Bool? {

@@ -1,23 +1,23 @@
 import RelayCore
 package import RelayApplication
 
-/// The optional bodies of `POST …/keys` (`expiresInDays`) and `POST …/keys/{keyID}/rotate` (`overlapDays`).
+/// The optional bodies of `POST …/keys` (`expiresInDays`) and `POST …/keys/{keyID}/rotate` (`overlapDays`); their
+/// bounds are ``TenantRules``'.
 enum KeyRequest {
-    static let maxExpiresInDays = 3650
-    static let maxOverlapDays = 365
-
     /// `{"expiresInDays": 1…3650}` or an empty body: the days until a new key expires, `nil` for never.
     static func expiresInDays(_ json: JSONValue?) throws(RelayHTTPError) -> Int? {
-        try days(json, field: "expiresInDays", range: 1...maxExpiresInDays)
+        try days(json, field: .expiresInDays, range: TenantRules.expiresInDays)
     }
 
     /// `{"overlapDays": 0…365}` or an empty body: how long a rotated key keeps working (default 7 days).
     static func overlapDays(_ json: JSONValue?) throws(RelayHTTPError) -> Int? {
-        try days(json, field: "overlapDays", range: 0...maxOverlapDays)
+        try days(json, field: .overlapDays, range: TenantRules.overlapDays)
     }
 
-    private static func days(_ json: JSONValue?, field: String, range: ClosedRange<Int>) throws(RelayHTTPError) -> Int?
+    private static func days(_ json: JSONValue?, field: TenantRules.Field, range: ClosedRange<Int>)
+        throws(RelayHTTPError) -> Int?
     {
+        let field = field.rawValue
         guard let json else { return nil }
         guard case .object(let object) = json else {
             throw AdminError.invalid("", "the request body must be a JSON object (or empty)")
@@ -32,10 +32,11 @@ enum KeyRequest {
         switch object[field] {
         case nil, .null?: return nil
         case let value?:
-            guard let days = value.integerValue, let whole = Int(exactly: days), range.contains(whole) else {
-                throw AdminError.invalid(field, "must be an integer from \(range.lowerBound) to \(range.upperBound)")
+            guard let days = value.integerValue else {
+                throw AdminError.invalid(field, TenantRules.notAnInteger(in: range))
             }
-            return whole
+            if let problem = TenantRules.problem(days, in: range) { throw AdminError.invalid(field, problem) }
+            return Int(days)
         }
     }
 }

@@ -1,15 +1,20 @@
-import Foundation
-import RelayCore
-import RelayStore
-package import RelayApplication
+package import Foundation
+package import RelayCore
+package import RelayStore
 
-/// What `/admin/v1` answers: tenants, keys and usage as JSON, never a secret or a secret's hash.
+/// Tenants, keys and usage as JSON, never a secret or a secret's hash: what `/admin/v1` answers, and what the
+/// command line prints with `--json`, the same objects for both.
 ///
 /// The `before`/`after` of the admin audit records are the audit log's own snapshots (`Tenant.auditSnapshot`,
-/// `TenantKeyRecord.auditSnapshot`), shared with the command-line tools; these are the API's shapes.
-enum AdminJSON {
+/// `TenantKeyRecord.auditSnapshot`); these are the shapes callers read.
+package enum AdminJSON {
+    /// A list: `{"data": [item…]}`.
+    package static func list(_ items: [JSONValue]) -> JSONValue {
+        .object(["data": .array(items)])
+    }
+
     /// A tenant as the API shows it: its fields under the names the `POST` and `PATCH` bodies use.
-    static func tenant(_ tenant: Tenant) -> JSONValue {
+    package static func tenant(_ tenant: Tenant) -> JSONValue {
         .object([
             "id": .string(tenant.id),
             "name": .string(tenant.name),
@@ -30,8 +35,16 @@ enum AdminJSON {
         ])
     }
 
+    /// A tenant with its keys, as `pushrelay tenant show` prints it: ``tenant(_:)`` plus `keys`, each as
+    /// ``key(_:at:)``.
+    package static func tenant(_ tenant: Tenant, keys: [TenantKeyRecord], at now: Date) -> JSONValue {
+        var fields = self.tenant(tenant).objectValue ?? [:]
+        fields["keys"] = .array(keys.map { key($0, at: now) })
+        return .object(fields)
+    }
+
     /// A key as the API shows it: dates and state, never the secret or its hash.
-    static func key(_ key: TenantKeyRecord, at now: Date) -> JSONValue {
+    package static func key(_ key: TenantKeyRecord, at now: Date) -> JSONValue {
         .object([
             "id": .string(key.id),
             "tenant": .string(key.tenantID),
@@ -44,18 +57,25 @@ enum AdminJSON {
     }
 
     /// A newly issued key: ``key(_:at:)`` plus the key itself, shown this once.
-    static func issued(_ record: TenantKeyRecord, key: String, at now: Date) -> JSONValue {
-        var fields = AdminJSON.key(record, at: now).objectValue ?? [:]
-        fields["key"] = .string(key)
+    package static func issued(_ issued: TenantAdministration.IssuedKey, at now: Date) -> JSONValue {
+        var fields = key(issued.record, at: now).objectValue ?? [:]
+        fields["key"] = .string(issued.key)
+        return .object(fields)
+    }
+
+    /// A rotation: ``issued(_:at:)`` for the new key, plus `replaces`, the old key as changed.
+    package static func rotated(_ rotated: TenantAdministration.RotatedKey, at now: Date) -> JSONValue {
+        var fields = issued(rotated.issued, at: now).objectValue ?? [:]
+        fields["replaces"] = key(rotated.old, at: now)
         return .object(fields)
     }
 
     /// `{"tenant", "days": [{"day", "providers": {"apns": {delivered, tokenInvalid, rejected, rateLimited, failed,
     /// accepted}}}]}` with days ascending; a day or provider without any notification is left out. `accepted`: Expo
     /// notifications whose receipt is not known yet.
-    static func usage(tenantID: String, rows: [UsageRow]) -> JSONValue {
+    package static func usage(_ report: UsageReport) -> JSONValue {
         var days: [String: [String: JSONValue]] = [:]
-        for row in rows where !row.counts.isZero {
+        for row in report.rows where !row.counts.isZero {
             days[row.day, default: [:]][row.provider.rawValue] = .object([
                 "delivered": .int(Int64(row.counts.delivered)),
                 "tokenInvalid": .int(Int64(row.counts.tokenInvalid)),
@@ -68,11 +88,11 @@ enum AdminJSON {
         let ordered = days.keys.sorted().map { day in
             JSONValue.object(["day": .string(day), "providers": .object(days[day] ?? [:])])
         }
-        return .object(["tenant": .string(tenantID), "days": .array(ordered)])
+        return .object(["tenant": .string(report.tenant.id), "days": .array(ordered)])
     }
 
     /// Times as ISO 8601 in UTC with milliseconds, as the audit log writes them.
-    static func time(_ date: Date) -> JSONValue {
+    package static func time(_ date: Date) -> JSONValue {
         .string(AuditTime.iso8601(millis: AuditTime.millis(date)))
     }
 }

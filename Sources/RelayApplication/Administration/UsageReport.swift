@@ -1,8 +1,9 @@
 package import Foundation
-package import RelayCore
+import RelayCore
 package import RelayStore
 
-/// A tenant's usage by day and provider, as `pushrelay usage` prints it.
+/// A tenant's usage by day and provider: what ``TenantAdministration/usage(of:days:)`` reads, shown as a table by
+/// `pushrelay usage` and as JSON by ``AdminJSON/usage(_:)``.
 package struct UsageReport: Sendable {
     package var tenant: Tenant
     /// The first day included, `YYYY-MM-DD` (UTC).
@@ -17,7 +18,7 @@ package struct UsageReport: Sendable {
 
     /// The first UTC day of a report covering the last `days` days, today included.
     package static func fromDay(days: Int, now: Date) -> String {
-        UsageKey.day(of: now.addingTimeInterval(-Double(max(days, 1) - 1) * 86_400))
+        UsageKey.day(of: now.addingTimeInterval(-Double(max(days, 1) - 1) * TenantRules.secondsPerDay))
     }
 
     package var total: UsageCounts {
@@ -44,31 +45,5 @@ package struct UsageReport: Sendable {
                 counts.delivered, counts.tokenInvalid, counts.rejected, counts.rateLimited, counts.failed,
                 counts.accepted, counts.total,
             ].map(String.init)).joined(separator: "\t")
-    }
-
-    /// `{"tenant", "tenantID", "fromDay", "days": [{"day", "provider", "delivered", …}], "total": {…}}`.
-    package var json: JSONValue {
-        .object([
-            "tenant": .string(tenant.name),
-            "tenantID": .string(tenant.id),
-            "fromDay": .string(fromDay),
-            "days": .array(
-                rows.map { row in
-                    var fields = Self.countsJSON(row.counts)
-                    fields["day"] = .string(row.day)
-                    fields["provider"] = .string(row.provider.rawValue)
-                    return .object(fields)
-                }),
-            "total": .object(Self.countsJSON(total)),
-        ])
-    }
-
-    private static func countsJSON(_ counts: UsageCounts) -> [String: JSONValue] {
-        [
-            "delivered": .int(Int64(counts.delivered)), "tokenInvalid": .int(Int64(counts.tokenInvalid)),
-            "rejected": .int(Int64(counts.rejected)), "rateLimited": .int(Int64(counts.rateLimited)),
-            "failed": .int(Int64(counts.failed)), "accepted": .int(Int64(counts.accepted)),
-            "total": .int(Int64(counts.total)),
-        ]
     }
 }

@@ -7,7 +7,7 @@ package enum KeyLifecycle {
     /// At most this many active keys per tenant, so that keys are rotated rather than accumulated.
     package static let maxActiveKeys = 5
     /// How long a rotated key keeps working by default.
-    package static let defaultOverlap: TimeInterval = 7 * 86_400
+    package static let defaultOverlap = TimeInterval(TenantRules.defaultOverlapDays) * TenantRules.secondsPerDay
 
     package enum Failure: Error, Equatable, CustomStringConvertible {
         case tooManyActiveKeys(tenant: String, count: Int)
