@@ -47,7 +47,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
                         switch error {
                         case .unavailable(let text), .duplicate(let text), .notFound(let text): text
                         }
-                    problems = [ConfigurationError.Problem(key: "store.url", message: message)]
+                    problems = [ConfigurationError.Problem(key: ConfigurationKey.storeURL.path, message: message)]
                 }
             } else {
                 problems = []

@@ -37,16 +37,16 @@ extension ConfigurationReader {
 
     mutating func server() -> RelayConfiguration.Server {
         var server = RelayConfiguration.Server()
-        if let text = string("server.listen") {
+        if let text = string(ConfigurationKey.serverListen) {
             do throws(ConfigurationSyntaxError) {
                 server.listen = try ConfigurationSyntax.listenAddress(text)
             } catch {
-                report("server.listen", error.message)
+                report(ConfigurationKey.serverListen, error.message)
             }
         }
 
-        let certKey = "server.tls_cert_file"
-        let privateKeyKey = "server.tls_key_file"
+        let certKey = ConfigurationKey.serverTLSCertFile
+        let privateKeyKey = ConfigurationKey.serverTLSKeyFile
         switch (isMentioned(certKey), isMentioned(privateKeyKey)) {
         case (true, false):
             report(privateKeyKey, "required when \(origin(certKey)) is set: set both TLS files or neither")
@@ -71,14 +71,14 @@ extension ConfigurationReader {
             }
         }
 
-        if let proxies = strings("server.trusted_proxies") {
+        if let proxies = strings(ConfigurationKey.serverTrustedProxies) {
             var valid = true
             for proxy in proxies {
                 do throws(ConfigurationSyntaxError) {
                     try ConfigurationSyntax.checkNetwork(proxy)
                 } catch {
                     valid = false
-                    report("server.trusted_proxies", error.message)
+                    report(ConfigurationKey.serverTrustedProxies, error.message)
                 }
             }
             if valid { server.trustedProxies = proxies }
@@ -88,12 +88,12 @@ extension ConfigurationReader {
 
     mutating func store() -> RelayConfiguration.Store {
         var store = RelayConfiguration.Store(directory: directory)
-        if let url = string("store.url") {
+        if let url = string(ConfigurationKey.storeURL) {
             do throws(ConfigurationSyntaxError) {
                 _ = try RelayConfiguration.Store.Location(url: url, directory: directory)
                 store.url = url
             } catch {
-                report("store.url", error.message)
+                report(ConfigurationKey.storeURL, error.message)
             }
         }
         return store
@@ -104,8 +104,8 @@ extension ConfigurationReader {
     mutating func upstream() -> RelayConfiguration.Upstream {
         typealias Upstream = RelayConfiguration.Upstream
         var upstream = Upstream()
-        let transportKey = "upstream.transport"
-        let proxyKey = "upstream.proxy"
+        let transportKey = ConfigurationKey.upstreamTransport
+        let proxyKey = ConfigurationKey.upstreamProxy
         let transport: Upstream.Transport? = choice(transportKey)
         if let text = string(proxyKey) {
             do throws(ConfigurationSyntaxError) {
@@ -127,30 +127,30 @@ extension ConfigurationReader {
         case (nil, let hasProxy):
             upstream.transport = hasProxy ? .curl : .nghttp2
         }
-        if case (let path, let contents)? = file("upstream.ca_file") {
+        if case (let path, let contents)? = file(ConfigurationKey.upstreamCAFile) {
             let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(contents))
             if certificates?.isEmpty ?? true {
-                report("upstream.ca_file", "file \(path) holds no PEM certificate")
+                report(ConfigurationKey.upstreamCAFile, "file \(path) holds no PEM certificate")
             } else {
                 upstream.caFile = path
             }
         }
-        upstream.maxConnections = integer("upstream.max_connections", minimum: 1) ?? upstream.maxConnections
-        upstream.maxConcurrentStreams = integer("upstream.max_concurrent_streams", minimum: 1)
-        upstream.timeoutMs = integer("upstream.timeout_ms", minimum: Upstream.minimumTimeoutMs) ?? upstream.timeoutMs
+        upstream.maxConnections = integer(ConfigurationKey.upstreamMaxConnections, minimum: 1) ?? upstream.maxConnections
+        upstream.maxConcurrentStreams = integer(ConfigurationKey.upstreamMaxConcurrentStreams, minimum: 1)
+        upstream.timeoutMs = integer(ConfigurationKey.upstreamTimeoutMs, minimum: Upstream.minimumTimeoutMs) ?? upstream.timeoutMs
         upstream.maxAttempts =
-            integer("upstream.max_attempts", minimum: 1, maximum: Upstream.attemptLimit) ?? upstream.maxAttempts
+            integer(ConfigurationKey.upstreamMaxAttempts, minimum: 1, maximum: Upstream.attemptLimit) ?? upstream.maxAttempts
         upstream.pingIntervalSeconds =
-            integer("upstream.ping_interval_seconds", minimum: 0, maximum: Upstream.pingIntervalLimitSeconds)
+            integer(ConfigurationKey.upstreamPingIntervalSeconds, minimum: 0, maximum: Upstream.pingIntervalLimitSeconds)
             ?? upstream.pingIntervalSeconds
         upstream.pingTimeoutSeconds =
-            integer("upstream.ping_timeout_seconds", minimum: 1, maximum: Upstream.pingTimeoutLimitSeconds)
+            integer(ConfigurationKey.upstreamPingTimeoutSeconds, minimum: 1, maximum: Upstream.pingTimeoutLimitSeconds)
             ?? upstream.pingTimeoutSeconds
         upstream.maxConnectionAgeSeconds =
-            integer("upstream.max_connection_age_seconds", minimum: Upstream.minimumConnectionAgeSeconds)
+            integer(ConfigurationKey.upstreamMaxConnectionAgeSeconds, minimum: Upstream.minimumConnectionAgeSeconds)
             ?? upstream.maxConnectionAgeSeconds
         upstream.idleTimeoutSeconds =
-            integer("upstream.idle_timeout_seconds", minimum: 1) ?? upstream.idleTimeoutSeconds
+            integer(ConfigurationKey.upstreamIdleTimeoutSeconds, minimum: 1) ?? upstream.idleTimeoutSeconds
         return upstream
     }
 
@@ -163,49 +163,49 @@ extension ConfigurationReader {
 
     mutating func apns() -> RelayConfiguration.APNs? {
         typealias APNs = RelayConfiguration.APNs
-        let environment = choice("apns.environment", default: APNsEnvironment.production)
-        let productionEndpoint = endpoint("apns.endpoint", default: APNs.defaultEndpoint)
-        let sandboxEndpoint = endpoint("apns.sandbox_endpoint", default: APNs.defaultSandboxEndpoint)
+        let environment = choice(ConfigurationKey.apnsEnvironment, default: APNsEnvironment.production)
+        let productionEndpoint = endpoint(ConfigurationKey.apnsEndpoint, default: APNs.defaultEndpoint)
+        let sandboxEndpoint = endpoint(ConfigurationKey.apnsSandboxEndpoint, default: APNs.defaultSandboxEndpoint)
 
-        let credentialKeys = ["apns.team_id", "apns.key_id", "apns.topic"]
-        guard isMentioned("apns.key_file") else {
+        let credentialKeys = [ConfigurationKey.apnsTeamID, ConfigurationKey.apnsKeyID, ConfigurationKey.apnsTopic]
+        guard isMentioned(ConfigurationKey.apnsKeyFile) else {
             // Half a credential is a mistake, not a choice: say so instead of silently leaving APNs off.
             let partial = credentialKeys.filter { isMentioned($0) }.map { origin($0) }
             if !partial.isEmpty {
                 let verb = partial.count == 1 ? "is" : "are"
                 report(
-                    "apns.key_file",
+                    ConfigurationKey.apnsKeyFile,
                     "required when \(partial.joined(separator: ", ")) \(verb) set; without it APNs is not configured"
                 )
             }
             return nil
         }
         for key in credentialKeys where !isMentioned(key) {
-            report(key, "required when \(origin("apns.key_file")) is set")
+            report(key, "required when \(origin(ConfigurationKey.apnsKeyFile)) is set")
         }
 
-        var teamID = string("apns.team_id")
+        var teamID = string(ConfigurationKey.apnsTeamID)
         if let id = teamID, !Self.isAppleID(id) {
-            report("apns.team_id", "must be 10 upper-case letters and digits, as in \"ABCDE12345\", found \"\(id)\"")
+            report(ConfigurationKey.apnsTeamID, "must be 10 upper-case letters and digits, as in \"ABCDE12345\", found \"\(id)\"")
             teamID = nil
         }
-        var keyID = string("apns.key_id")
+        var keyID = string(ConfigurationKey.apnsKeyID)
         if let id = keyID, !Self.isAppleID(id) {
-            report("apns.key_id", "must be 10 upper-case letters and digits, as in \"ABC123DEFG\", found \"\(id)\"")
+            report(ConfigurationKey.apnsKeyID, "must be 10 upper-case letters and digits, as in \"ABC123DEFG\", found \"\(id)\"")
             keyID = nil
         }
-        var topic = string("apns.topic")
+        var topic = string(ConfigurationKey.apnsTopic)
         if let bundleID = topic, bundleID.contains(where: { $0.isWhitespace }) {
-            report("apns.topic", "must be the app's bundle id, without spaces")
+            report(ConfigurationKey.apnsTopic, "must be the app's bundle id, without spaces")
             topic = nil
         }
 
         var key: (file: String, pem: String)?
-        if case (let path, let contents)? = file("apns.key_file"),
-            let text = secretText("apns.key_file", file: path, contents: contents)
+        if case (let path, let contents)? = file(ConfigurationKey.apnsKeyFile),
+            let text = secretText(ConfigurationKey.apnsKeyFile, file: path, contents: contents)
         {
             if (try? P256.Signing.PrivateKey(pemRepresentation: text)) == nil {
-                report("apns.key_file", "file \(path) is not a PEM P-256 private key (an APNs .p8 signing key)")
+                report(ConfigurationKey.apnsKeyFile, "file \(path) is not a PEM P-256 private key (an APNs .p8 signing key)")
             } else {
                 key = (path, text)
             }
@@ -228,8 +228,8 @@ extension ConfigurationReader {
     private static let serviceAccountFields = ["project_id", "private_key", "client_email", "token_uri"]
 
     mutating func fcm() -> RelayConfiguration.FCM? {
-        let key = "fcm.service_account_file"
-        let fcmEndpoint = endpoint("fcm.endpoint", default: RelayConfiguration.FCM.defaultEndpoint)
+        let key = ConfigurationKey.fcmServiceAccountFile
+        let fcmEndpoint = endpoint(ConfigurationKey.fcmEndpoint, default: RelayConfiguration.FCM.defaultEndpoint)
         guard case (let path, let contents)? = file(key) else { return nil }
         // Decoded loosely so a problem can name the missing field; no message quotes a value from the file.
         guard let object = (try? JSONSerialization.jsonObject(with: contents)) as? [String: Any] else {
@@ -274,10 +274,10 @@ extension ConfigurationReader {
 
     mutating func expo() -> RelayConfiguration.Expo {
         var expo = RelayConfiguration.Expo()
-        expo.endpoint = endpoint("expo.endpoint", default: expo.endpoint)
-        expo.receiptDelaySeconds = integer("expo.receipt_delay_seconds", minimum: 1) ?? expo.receiptDelaySeconds
-        let inlineKey = "expo.access_token"
-        let fileKey = "expo.access_token_file"
+        expo.endpoint = endpoint(ConfigurationKey.expoEndpoint, default: expo.endpoint)
+        expo.receiptDelaySeconds = integer(ConfigurationKey.expoReceiptDelaySeconds, minimum: 1) ?? expo.receiptDelaySeconds
+        let inlineKey = ConfigurationKey.expoAccessToken
+        let fileKey = ConfigurationKey.expoAccessTokenFile
         if isMentioned(inlineKey), isMentioned(fileKey) {
             report(fileKey, "set at most one of \(origin(inlineKey)) and \(origin(fileKey))")
             return expo
@@ -304,7 +304,7 @@ extension ConfigurationReader {
 
     mutating func android() -> RelayConfiguration.Android {
         var android = RelayConfiguration.Android()
-        if let channel = string("android.critical_channel_id") {
+        if let channel = string(ConfigurationKey.androidCriticalChannelID) {
             android.criticalChannelID = channel
         }
         return android
@@ -314,31 +314,31 @@ extension ConfigurationReader {
 
     mutating func limits() -> RateLimits {
         var limits = RateLimits()
-        if let rate = number("limits.rate_per_second") {
+        if let rate = number(ConfigurationKey.limitsRatePerSecond) {
             if rate > 0 {
                 limits.ratePerSecond = rate
             } else {
-                report("limits.rate_per_second", "must be greater than 0, found \(rate)")
+                report(ConfigurationKey.limitsRatePerSecond, "must be greater than 0, found \(rate)")
             }
         }
-        limits.burst = integer("limits.burst", minimum: 1) ?? limits.burst
-        limits.dailyQuota = integer("limits.daily_quota", minimum: 1) ?? limits.dailyQuota
-        limits.perDevicePerMinute = integer("limits.per_device_per_minute", minimum: 1) ?? limits.perDevicePerMinute
+        limits.burst = integer(ConfigurationKey.limitsBurst, minimum: 1) ?? limits.burst
+        limits.dailyQuota = integer(ConfigurationKey.limitsDailyQuota, minimum: 1) ?? limits.dailyQuota
+        limits.perDevicePerMinute = integer(ConfigurationKey.limitsPerDevicePerMinute, minimum: 1) ?? limits.perDevicePerMinute
         return limits
     }
 
     mutating func audit() -> RelayConfiguration.Audit {
         typealias Audit = RelayConfiguration.Audit
         var audit = Audit()
-        audit.enabled = boolean("audit.enabled") ?? audit.enabled
-        if let instance = string("audit.instance") {
+        audit.enabled = boolean(ConfigurationKey.auditEnabled) ?? audit.enabled
+        if let instance = string(ConfigurationKey.auditInstance) {
             if let problem = Audit.instanceProblem(instance) {
-                report("audit.instance", problem)
+                report(ConfigurationKey.auditInstance, problem)
             } else {
                 audit.instance = instance
             }
         }
-        let keyFile = "audit.signing_key_file"
+        let keyFile = ConfigurationKey.auditSigningKeyFile
         if case (let path, let contents)? = file(keyFile), let text = secretText(keyFile, file: path, contents: contents) {
             do throws(AuditKeyError) {
                 _ = try AuditSigningKey(base64: text)
@@ -350,24 +350,24 @@ extension ConfigurationReader {
             }
         }
         audit.checkpointIntervalSeconds =
-            integer("audit.checkpoint_interval_seconds", minimum: 1) ?? audit.checkpointIntervalSeconds
-        audit.retentionDays = integer("audit.retention_days", minimum: 1) ?? audit.retentionDays
+            integer(ConfigurationKey.auditCheckpointIntervalSeconds, minimum: 1) ?? audit.checkpointIntervalSeconds
+        audit.retentionDays = integer(ConfigurationKey.auditRetentionDays, minimum: 1) ?? audit.retentionDays
         return audit
     }
 
     mutating func receipts() -> RelayConfiguration.Receipts {
         typealias Receipts = RelayConfiguration.Receipts
         var receipts = Receipts()
-        receipts.ttlHours = integer("receipts.ttl_hours", minimum: 1) ?? receipts.ttlHours
+        receipts.ttlHours = integer(ConfigurationKey.receiptsTtlHours, minimum: 1) ?? receipts.ttlHours
         receipts.requestDeadlineMs =
-            integer("receipts.wait_ms", minimum: Receipts.minimumRequestDeadlineMs) ?? receipts.requestDeadlineMs
+            integer(ConfigurationKey.receiptsWaitMs, minimum: Receipts.minimumRequestDeadlineMs) ?? receipts.requestDeadlineMs
         return receipts
     }
 
     mutating func logging() -> RelayConfiguration.Logging {
         var logging = RelayConfiguration.Logging()
-        logging.format = choice("logging.format", default: logging.format)
-        logging.level = choice("logging.level", default: logging.level)
+        logging.format = choice(ConfigurationKey.loggingFormat, default: logging.format)
+        logging.level = choice(ConfigurationKey.loggingLevel, default: logging.level)
         return logging
     }
 }
