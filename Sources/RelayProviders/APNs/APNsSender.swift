@@ -113,12 +113,12 @@ package struct APNsSender: PushSender {
         if response.status == 200 {
             return AttemptResult(verdict: APNsClassifier.classify(status: 200, reason: nil, apnsID: apnsID), status: 200)
         }
-        let body = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        let reason = body?["reason"] as? String
+        let body = JSONValue.decode(response.body)?.objectValue
+        let reason = body?["reason"]?.stringValue
         if reason == nil && response.status < 500 {
             return transportFailure(HTTP2Error(.noResponse, detail: "HTTP \(response.status) without a reason"))
         }
-        let timestamp = (body?["timestamp"] as? NSNumber)?.int64Value
+        let timestamp = body?["timestamp"]?.integerValue
         return AttemptResult(
             verdict: APNsClassifier.classify(status: response.status, reason: reason, timestamp: timestamp, apnsID: apnsID),
             status: response.status,

@@ -1,5 +1,6 @@
 package import Crypto
 package import Foundation
+import RelayCore
 
 /// The APNs provider token (ES256 JWT) for one signing key, cached and renewed well inside Apple's window.
 ///
@@ -50,8 +51,8 @@ package actor APNsTokenProvider {
     private func renew(at date: Date) throws -> String {
         // `iat` is a JSON number (RFC 7519 NumericDate) in whole seconds; the signature is raw R‖S (RFC 7518 §3.4).
         let token = try JWT.make(
-            header: ["alg": "ES256", "kid": keyID],
-            claims: ["iss": teamID, "iat": Int(date.timeIntervalSince1970)]
+            header: ["alg": .string("ES256"), "kid": .string(keyID)],
+            claims: ["iss": .string(teamID), "iat": .int(Int64(date.timeIntervalSince1970))]
         ) { input in
             try key.signature(for: input).rawRepresentation
         }

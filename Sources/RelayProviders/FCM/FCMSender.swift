@@ -88,24 +88,31 @@ package struct FCMSender: PushSender {
 
     /// Reads a `google.rpc.Status` error body, or the success body's message name.
     static func classify(_ response: HTTP2Response) -> AttemptResult {
-        let body = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        let body = JSONValue.decode(response.body)?.objectValue
         if response.status == 200 {
-            guard let name = body?["name"] as? String else {
+            guard let name = body?["name"]?.stringValue else {
                 return transportFailure(HTTP2Error(.noResponse, detail: "200 without a message name"))
             }
             return AttemptResult(verdict: .final(.delivered(providerMessageID: name)), status: 200)
         }
-        let error = body?["error"] as? [String: Any]
-        let details = error?["details"] as? [[String: Any]] ?? []
-        let errorCode = details.lazy.compactMap { $0["errorCode"] as? String }.first
-        let rpcStatus = error?["status"] as? String
+        let error = body?["error"]?.objectValue
+        let errorCode = error.flatMap { firstErrorCode(in: $0["details"]) }
+        let rpcStatus = error?["status"]?.stringValue
         let verdict = FCMClassifier.classify(
             status: response.status,
             errorCode: errorCode,
             rpcStatus: rpcStatus,
-            message: error?["message"] as? String,
+            message: error?["message"]?.stringValue,
             retryAfter: retryAfter(response.header("retry-after"))
         )
         return AttemptResult(verdict: verdict, status: response.status, reason: errorCode ?? rpcStatus)
+    }
+
+    /// The first `errorCode` among a `google.rpc.Status`'s `details`, read only when they are all objects.
+    private static func firstErrorCode(in details: JSONValue?) -> String? {
+        guard case .array(let details)? = details else { return nil }
+        let objects = details.compactMap(\.objectValue)
+        guard objects.count == details.count else { return nil }
+        return objects.lazy.compactMap { $0["errorCode"]?.stringValue }.first
     }
 }
