@@ -78,7 +78,7 @@ package struct APNsSender: PushSender {
             let token: String
             do {
                 if instructions.renewCredential, let lastToken {
-                    token = try await tokens.tokenExpired(lastToken)
+                    token = try await tokens.tokenRefused(lastToken)
                 } else {
                     token = try await tokens.token()
                 }

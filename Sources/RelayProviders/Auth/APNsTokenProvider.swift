@@ -7,7 +7,7 @@ import RelayCore
 /// Apple: a token older than an hour is refused (`ExpiredProviderToken`), and a new token on a connection more often
 /// than every 20 minutes is throttled (`TooManyProviderTokenUpdates`). So one token is shared by every request and
 /// connection of the key and renewed at ``renewalAge`` (50 minutes); it is never made per request.
-package actor APNsTokenProvider {
+package actor APNsTokenProvider: TokenProvider {
     /// Renew once the token is this old (inside Apple's 20–60 minute window).
     package static let renewalAge: TimeInterval = 50 * 60
 
@@ -43,7 +43,7 @@ package actor APNsTokenProvider {
     }
 
     /// APNs answered `ExpiredProviderToken` for `token`: renew, unless another request already did.
-    package func tokenExpired(_ token: String) throws -> String {
+    package func tokenRefused(_ token: String) throws -> String {
         if let current, current.token != token { return current.token }
         return try renew(at: now())
     }

@@ -5,7 +5,7 @@ import RelayCore
 
 /// The OAuth 2.0 access token for FCM, obtained with the service account's RS256 assertion (the JWT bearer grant)
 /// and cached until shortly before it expires.
-package actor FCMAccessTokenProvider {
+package actor FCMAccessTokenProvider: TokenProvider {
     /// Google: `scope` for sending with FCM HTTP v1.
     package static let scope = "https://www.googleapis.com/auth/firebase.messaging"
     /// Renew this long before the token expires.
@@ -37,7 +37,7 @@ package actor FCMAccessTokenProvider {
     }
 
     /// FCM answered a plain 401 for `token`: forget it, unless it was already replaced.
-    package func tokenRejected(_ token: String) async throws -> String {
+    package func tokenRefused(_ token: String) async throws -> String {
         if let current, current.token != token { return current.token }
         current = nil
         return try await fetch()

@@ -58,7 +58,7 @@ package struct FCMSender: PushSender {
             let token: String
             do {
                 if instructions.renewCredential, let lastToken {
-                    token = try await tokens.tokenRejected(lastToken)
+                    token = try await tokens.tokenRefused(lastToken)
                 } else {
                     token = try await tokens.token()
                 }
