@@ -94,7 +94,7 @@ struct RelayAssembly {
                 ),
                 tokens: APNsTokenProvider(teamID: apns.teamID, keyID: apns.keyID, key: key, now: environment.now),
                 client: client(.apns),
-                governor: RetryGovernor(policy: retry),
+                retries: RetryLoop(policy: retry),
                 environment: environment,
                 logger: logger
             )
@@ -105,7 +105,7 @@ struct RelayAssembly {
                 configuration: FCMSenderConfiguration(payload: payload, endpoint: fcm.endpoint),
                 tokens: try FCMAccessTokenProvider(account: fcm.serviceAccount, client: fcmClient, now: environment.now),
                 client: fcmClient,
-                governor: RetryGovernor(policy: retry),
+                retries: RetryLoop(policy: retry),
                 environment: environment,
                 logger: logger
             )
@@ -119,7 +119,7 @@ struct RelayAssembly {
         senders[.expo] = ExpoSender(
             configuration: expoConfiguration,
             client: expoClient,
-            governor: RetryGovernor(policy: retry),
+            retries: RetryLoop(policy: retry),
             environment: environment,
             logger: logger
         )

@@ -32,7 +32,7 @@ package struct APNsSender: PushSender {
     package let configuration: APNsSenderConfiguration
     package let tokens: APNsTokenProvider
     private let client: HTTP2Client
-    private let governor: RetryGovernor
+    private let retries: RetryLoop
     private let environment: SenderEnvironment
     private let logger: Logger
 
@@ -40,14 +40,14 @@ package struct APNsSender: PushSender {
         configuration: APNsSenderConfiguration,
         tokens: APNsTokenProvider,
         client: HTTP2Client,
-        governor: RetryGovernor = RetryGovernor(),
+        retries: RetryLoop = RetryLoop(),
         environment: SenderEnvironment = .live,
         logger: Logger = Logger(label: "pushrelay.apns")
     ) {
         self.configuration = configuration
         self.tokens = tokens
         self.client = client
-        self.governor = governor
+        self.retries = retries
         self.environment = environment
         self.logger = logger
     }
@@ -74,7 +74,7 @@ package struct APNsSender: PushSender {
         let credential = "apns:\(request.environment.rawValue):\(tokens.teamID):\(tokens.keyID)"
         var lastToken: String?
 
-        let report = await governor.deliver(environment: environment) { instructions in
+        let report = await retries.deliver(environment: environment) { instructions in
             let token: String
             do {
                 if instructions.renewCredential, let lastToken {

@@ -41,20 +41,20 @@ package struct ExpoSender: PushSender {
     package let provider = Provider.expo
     package let configuration: ExpoSenderConfiguration
     private let client: HTTP2Client
-    private let governor: RetryGovernor
+    private let retries: RetryLoop
     private let environment: SenderEnvironment
     private let logger: Logger
 
     package init(
         configuration: ExpoSenderConfiguration,
         client: HTTP2Client,
-        governor: RetryGovernor = RetryGovernor(),
+        retries: RetryLoop = RetryLoop(),
         environment: SenderEnvironment = .live,
         logger: Logger = Logger(label: "pushrelay.expo")
     ) {
         self.configuration = configuration
         self.client = client
-        self.governor = governor
+        self.retries = retries
         self.environment = environment
         self.logger = logger
     }
@@ -66,7 +66,7 @@ package struct ExpoSender: PushSender {
         for (index, push) in pushes.enumerated() {
             do {
                 messages[index] = try ExpoMessage(push: push, settings: configuration.payload)
-                governor.recordFirstAttempt()
+                retries.recordFirstAttempt()
             } catch {
                 reports[index] = DeliveryReport(outcome: .rejected(.messageTooBig, reason: error.description), attempts: 0)
             }
@@ -97,7 +97,7 @@ package struct ExpoSender: PushSender {
                 case .refreshCredentialAndRetry(let otherwise):
                     finish(otherwise)
                 case .retry(let notBefore, _, let otherwise):
-                    if governor.policy.allowsRetry(after: attempt) && governor.mayRetry() {
+                    if retries.policy.allowsRetry(after: attempt) && retries.mayRetry() {
                         again.append(index)
                         fallback[index] = (otherwise, result)
                         if let notBefore { wait = max(wait ?? .zero, notBefore) }
@@ -107,7 +107,7 @@ package struct ExpoSender: PushSender {
                 }
             }
             guard !again.isEmpty else { break }
-            let delay = governor.policy.delay(after: attempt, notBefore: wait, unit: environment.random())
+            let delay = retries.policy.delay(after: attempt, notBefore: wait, unit: environment.random())
             do {
                 try await environment.sleep(delay)
             } catch {

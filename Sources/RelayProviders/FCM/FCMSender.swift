@@ -22,7 +22,7 @@ package struct FCMSender: PushSender {
     package let configuration: FCMSenderConfiguration
     package let tokens: FCMAccessTokenProvider
     private let client: HTTP2Client
-    private let governor: RetryGovernor
+    private let retries: RetryLoop
     private let environment: SenderEnvironment
     private let logger: Logger
 
@@ -30,14 +30,14 @@ package struct FCMSender: PushSender {
         configuration: FCMSenderConfiguration,
         tokens: FCMAccessTokenProvider,
         client: HTTP2Client,
-        governor: RetryGovernor = RetryGovernor(),
+        retries: RetryLoop = RetryLoop(),
         environment: SenderEnvironment = .live,
         logger: Logger = Logger(label: "pushrelay.fcm")
     ) {
         self.configuration = configuration
         self.tokens = tokens
         self.client = client
-        self.governor = governor
+        self.retries = retries
         self.environment = environment
         self.logger = logger
     }
@@ -54,7 +54,7 @@ package struct FCMSender: PushSender {
             return DeliveryReport(outcome: .rejected(.messageTooBig, reason: error.description), attempts: 0)
         }
         var lastToken: String?
-        let report = await governor.deliver(environment: environment) { instructions in
+        let report = await retries.deliver(environment: environment) { instructions in
             let token: String
             do {
                 if instructions.renewCredential, let lastToken {

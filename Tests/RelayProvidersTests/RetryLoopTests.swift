@@ -5,7 +5,7 @@ import Testing
 @testable import RelayProviders
 
 /// The retry loop under an injected clock: which back-offs it asks for, and when it stops.
-@Suite struct RetryGovernorTests {
+@Suite struct RetryLoopTests {
     let transient = UpstreamVerdict.retry(
         notBefore: nil,
         freshConnection: false,
@@ -19,9 +19,9 @@ import Testing
         unit: Double = 1
     ) async -> (DeliveryReport, [Duration], [AttemptInstructions]) {
         let sleeper = RecordingSleeper()
-        let governor = RetryGovernor(policy: policy, budget: budget)
+        let retries = RetryLoop(policy: policy, budget: budget)
         var seen: [AttemptInstructions] = []
-        let report = await governor.deliver(environment: .test(clock: TestClock(), sleeper: sleeper, unit: unit)) {
+        let report = await retries.deliver(environment: .test(clock: TestClock(), sleeper: sleeper, unit: unit)) {
             seen.append($0)
             return AttemptResult(verdict: verdicts[min($0.number - 1, verdicts.count - 1)], status: 503)
         }
