@@ -88,14 +88,16 @@ struct RelayAssembly {
         if let apns = configuration.apns {
             let key = try APNsTokenProvider.loadKey(pem: apns.keyPEM.value)
             senders[.apns] = APNsSender(
-                configuration: APNsSenderConfiguration(
-                    payload: payload,
-                    productionEndpoint: apns.endpoint,
-                    sandboxEndpoint: apns.sandboxEndpoint
+                upstream: APNsUpstream(
+                    configuration: APNsSenderConfiguration(
+                        payload: payload,
+                        productionEndpoint: apns.endpoint,
+                        sandboxEndpoint: apns.sandboxEndpoint
+                    ),
+                    tokens: APNsTokenProvider(teamID: apns.teamID, keyID: apns.keyID, key: key, now: environment.now),
+                    client: client(.apns)
                 ),
-                tokens: APNsTokenProvider(teamID: apns.teamID, keyID: apns.keyID, key: key, now: environment.now),
-                client: client(.apns),
-                governor: RetryGovernor(policy: retry),
+                retries: RetryLoop(policy: retry),
                 environment: environment,
                 logger: logger
             )
@@ -103,10 +105,12 @@ struct RelayAssembly {
         if let fcm = configuration.fcm {
             let fcmClient = client(.fcm)
             senders[.fcm] = FCMSender(
-                configuration: FCMSenderConfiguration(payload: payload, endpoint: fcm.endpoint),
-                tokens: try FCMAccessTokenProvider(account: fcm.serviceAccount, client: fcmClient, now: environment.now),
-                client: fcmClient,
-                governor: RetryGovernor(policy: retry),
+                upstream: FCMUpstream(
+                    configuration: FCMSenderConfiguration(payload: payload, endpoint: fcm.endpoint),
+                    tokens: try FCMAccessTokenProvider(account: fcm.serviceAccount, client: fcmClient, now: environment.now),
+                    client: fcmClient
+                ),
+                retries: RetryLoop(policy: retry),
                 environment: environment,
                 logger: logger
             )
@@ -118,9 +122,8 @@ struct RelayAssembly {
         )
         let expoClient = client(.expo)
         senders[.expo] = ExpoSender(
-            configuration: expoConfiguration,
-            client: expoClient,
-            governor: RetryGovernor(policy: retry),
+            upstream: ExpoUpstream(configuration: expoConfiguration, client: expoClient),
+            retries: RetryLoop(policy: retry),
             environment: environment,
             logger: logger
         )

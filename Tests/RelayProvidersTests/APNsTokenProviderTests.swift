@@ -67,9 +67,9 @@ import Testing
         let provider = APNsTokenProvider(teamID: "TEAM123456", keyID: "KEY1234567", key: key, now: { clock.now })
         let stale = try await provider.token()
         clock.advance(by: 5)
-        let renewed = try await provider.tokenExpired(stale)
+        let renewed = try await provider.tokenRefused(stale)
         // A second request that failed with the same stale token gets the renewed one, without another signature.
-        #expect(try await provider.tokenExpired(stale) == renewed)
+        #expect(try await provider.tokenRefused(stale) == renewed)
         #expect(renewed != stale)
         #expect(await provider.signatures == 2)
     }

@@ -38,13 +38,19 @@ struct ProviderSimulatorEndToEndTests {
             let clock = self.clock
             apnsTokens = APNsTokenProvider(teamID: credentials.apnsTeamID, keyID: credentials.apnsKeyID, key: credentials.apnsPrivateKey, now: { clock.now })
             apns = APNsSender(
-                configuration: APNsSenderConfiguration(payload: settings, productionEndpoint: simulator.baseURL, sandboxEndpoint: simulator.baseURL),
-                tokens: apnsTokens, client: client, environment: environment
+                upstream: APNsUpstream(
+                    configuration: APNsSenderConfiguration(payload: settings, productionEndpoint: simulator.baseURL, sandboxEndpoint: simulator.baseURL),
+                    tokens: apnsTokens, client: client
+                ),
+                environment: environment
             )
             let account = try ServiceAccount.parse(Data(credentials.serviceAccountJSON(tokenURI: simulator.fcmTokenURI).utf8))
             fcmTokens = try FCMAccessTokenProvider(account: account, client: client, now: { clock.now })
-            fcm = FCMSender(configuration: FCMSenderConfiguration(payload: settings, endpoint: simulator.baseURL), tokens: fcmTokens, client: client, environment: environment)
-            expo = ExpoSender(configuration: ExpoSenderConfiguration(payload: settings, endpoint: simulator.baseURL), client: client, environment: environment)
+            fcm = FCMSender(
+                upstream: FCMUpstream(configuration: FCMSenderConfiguration(payload: settings, endpoint: simulator.baseURL), tokens: fcmTokens, client: client),
+                environment: environment
+            )
+            expo = ExpoSender(upstream: ExpoUpstream(configuration: ExpoSenderConfiguration(payload: settings, endpoint: simulator.baseURL), client: client), environment: environment)
         }
 
         func close() async throws {

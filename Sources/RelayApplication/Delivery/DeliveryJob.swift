@@ -227,8 +227,7 @@ package protocol SinglePushSender: PushSender {
     func send(_ push: ResolvedPush) async -> DeliveryReport
 }
 
-extension APNsSender: SinglePushSender {}
-extension FCMSender: SinglePushSender {}
+extension ProviderSender: SinglePushSender where Upstream: SingleMessageUpstream {}
 
 extension DeliveryReport {
     /// Expo accepted the notification (its ticket is ok, with an id): it counts as accepted, its receipt stays

@@ -1,12 +1,13 @@
 package import Crypto
 package import Foundation
+import RelayCore
 
 /// The APNs provider token (ES256 JWT) for one signing key, cached and renewed well inside Apple's window.
 ///
 /// Apple: a token older than an hour is refused (`ExpiredProviderToken`), and a new token on a connection more often
 /// than every 20 minutes is throttled (`TooManyProviderTokenUpdates`). So one token is shared by every request and
 /// connection of the key and renewed at ``renewalAge`` (50 minutes); it is never made per request.
-package actor APNsTokenProvider {
+package actor APNsTokenProvider: TokenProvider {
     /// Renew once the token is this old (inside Apple's 20–60 minute window).
     package static let renewalAge: TimeInterval = 50 * 60
 
@@ -42,7 +43,7 @@ package actor APNsTokenProvider {
     }
 
     /// APNs answered `ExpiredProviderToken` for `token`: renew, unless another request already did.
-    package func tokenExpired(_ token: String) throws -> String {
+    package func tokenRefused(_ token: String) throws -> String {
         if let current, current.token != token { return current.token }
         return try renew(at: now())
     }
@@ -50,8 +51,8 @@ package actor APNsTokenProvider {
     private func renew(at date: Date) throws -> String {
         // `iat` is a JSON number (RFC 7519 NumericDate) in whole seconds; the signature is raw R‖S (RFC 7518 §3.4).
         let token = try JWT.make(
-            header: ["alg": "ES256", "kid": keyID],
-            claims: ["iss": teamID, "iat": Int(date.timeIntervalSince1970)]
+            header: ["alg": .string("ES256"), "kid": .string(keyID)],
+            claims: ["iss": .string(teamID), "iat": .int(Int64(date.timeIntervalSince1970))]
         ) { input in
             try key.signature(for: input).rawRepresentation
         }

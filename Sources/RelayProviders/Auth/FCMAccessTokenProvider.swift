@@ -1,10 +1,11 @@
 import _CryptoExtras
 package import Foundation
 package import RelayHTTP2
+import RelayCore
 
 /// The OAuth 2.0 access token for FCM, obtained with the service account's RS256 assertion (the JWT bearer grant)
 /// and cached until shortly before it expires.
-package actor FCMAccessTokenProvider {
+package actor FCMAccessTokenProvider: TokenProvider {
     /// Google: `scope` for sending with FCM HTTP v1.
     package static let scope = "https://www.googleapis.com/auth/firebase.messaging"
     /// Renew this long before the token expires.
@@ -36,7 +37,7 @@ package actor FCMAccessTokenProvider {
     }
 
     /// FCM answered a plain 401 for `token`: forget it, unless it was already replaced.
-    package func tokenRejected(_ token: String) async throws -> String {
+    package func tokenRefused(_ token: String) async throws -> String {
         if let current, current.token != token { return current.token }
         current = nil
         return try await fetch()
@@ -56,14 +57,14 @@ package actor FCMAccessTokenProvider {
     /// Posts the signed assertion to the account's `token_uri`.
     private func exchange() async throws -> (String, Date) {
         let issued = now()
-        var header: [String: Any] = ["alg": "RS256", "typ": "JWT"]
-        if let keyID = account.privateKeyID { header["kid"] = keyID }
+        var header: [String: JSONValue] = ["alg": .string("RS256"), "typ": .string("JWT")]
+        if let keyID = account.privateKeyID { header["kid"] = .string(keyID) }
         let assertion = try JWT.make(
             header: header,
             claims: [
-                "iss": account.clientEmail, "scope": Self.scope, "aud": account.tokenURI,
-                "iat": Int(issued.timeIntervalSince1970),
-                "exp": Int(issued.addingTimeInterval(Self.assertionLifetime).timeIntervalSince1970),
+                "iss": .string(account.clientEmail), "scope": .string(Self.scope), "aud": .string(account.tokenURI),
+                "iat": .int(Int64(issued.timeIntervalSince1970)),
+                "exp": .int(Int64(issued.addingTimeInterval(Self.assertionLifetime).timeIntervalSince1970)),
             ]
         ) { input in
             try key.signature(for: input, padding: .insecurePKCS1v1_5).rawRepresentation
@@ -77,12 +78,12 @@ package actor FCMAccessTokenProvider {
             ),
             credential: "fcm-oauth:\(account.clientEmail)"
         )
-        let reply = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        guard response.status == 200, let token = reply?["access_token"] as? String else {
-            let error = reply?["error"] as? String ?? "HTTP \(response.status)"
+        let reply = JSONValue.decode(response.body)?.objectValue
+        guard response.status == 200, let token = reply?["access_token"]?.stringValue else {
+            let error = reply?["error"]?.stringValue ?? "HTTP \(response.status)"
             throw FCMAuthError(reason: error)
         }
-        let lifetime = (reply?["expires_in"] as? NSNumber)?.doubleValue ?? 3600
+        let lifetime = reply?["expires_in"]?.numberValue ?? 3600
         return (token, issued.addingTimeInterval(lifetime))
     }
 }

@@ -1,16 +1,18 @@
 import Foundation
+import RelayCore
 
 /// JSON Web Token assembly (RFC 7519): `b64url(header).b64url(claims).b64url(signature)`, unpadded. The signature
 /// itself always comes from swift-crypto; this only frames it.
 enum JWT {
-    /// Signs `header` and `claims` (already JSON) with `sign`, which gets the signing input's bytes.
+    /// Signs `header` and `claims` with `sign`, which gets the signing input's bytes. Both are written as compact
+    /// JSON with sorted keys (``JSONValue/encodedBytes()``), so a token's bytes depend only on its contents.
     static func make(
-        header: [String: Any],
-        claims: [String: Any],
+        header: [String: JSONValue],
+        claims: [String: JSONValue],
         sign: (Data) throws -> Data
     ) throws -> String {
-        let headerPart = base64URL(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
-        let claimsPart = base64URL(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
+        let headerPart = base64URL(Data(JSONValue.object(header).encodedBytes()))
+        let claimsPart = base64URL(Data(JSONValue.object(claims).encodedBytes()))
         let input = "\(headerPart).\(claimsPart)"
         let signature = try sign(Data(input.utf8))
         return "\(input).\(base64URL(signature))"

@@ -1,0 +1,116 @@
+package import Foundation
+package import Logging
+package import RelayCore
+package import RelayHTTP2
+
+/// Where and as whom PushRelay sends to APNs.
+package struct APNsSenderConfiguration: Sendable {
+    package var payload: PayloadSettings
+    package var productionEndpoint: String
+    package var sandboxEndpoint: String
+
+    package static let productionEndpoint = "https://api.push.apple.com"
+    package static let sandboxEndpoint = "https://api.sandbox.push.apple.com"
+
+    package init(
+        payload: PayloadSettings,
+        productionEndpoint: String = APNsSenderConfiguration.productionEndpoint,
+        sandboxEndpoint: String = APNsSenderConfiguration.sandboxEndpoint
+    ) {
+        self.payload = payload
+        self.productionEndpoint = productionEndpoint
+        self.sandboxEndpoint = sandboxEndpoint
+    }
+}
+
+/// Sends to APNs with token authentication over the HTTP/2 pool.
+package typealias APNsSender = ProviderSender<APNsUpstream>
+
+/// APNs's parts of a sender: one request per notification, the provider token as its credential, and one pool per
+/// environment and signing key (APNs binds a connection to the first key used on it). A message keeps its `apns-id`
+/// across retries, so APNs and the audit log see one message, not several.
+package struct APNsUpstream: SingleMessageUpstream {
+    package static let provider = Provider.apns
+    package let configuration: APNsSenderConfiguration
+    package let tokens: APNsTokenProvider
+    private let production: UpstreamEndpoint
+    private let sandbox: UpstreamEndpoint
+
+    package init(configuration: APNsSenderConfiguration, tokens: APNsTokenProvider, client: HTTP2Client) {
+        self.configuration = configuration
+        self.tokens = tokens
+        let key = "\(tokens.teamID):\(tokens.keyID)"
+        production = UpstreamEndpoint(
+            url: configuration.productionEndpoint,
+            credential: "apns:\(APNsEnvironment.production.rawValue):\(key)",
+            client: client
+        )
+        sandbox = UpstreamEndpoint(
+            url: configuration.sandboxEndpoint,
+            credential: "apns:\(APNsEnvironment.sandbox.rawValue):\(key)",
+            client: client
+        )
+    }
+
+    package var credential: (any TokenProvider)? { tokens }
+
+    package func message(for push: ResolvedPush, now: Date) throws(MessageTooBig) -> APNsRequest {
+        try APNsRequest(push: push, settings: configuration.payload, now: now, apnsID: UUID.random())
+    }
+
+    package func request(for message: APNsRequest, token: String?) -> (UpstreamEndpoint, HTTP2Request) {
+        let endpoint = message.environment == .production ? production : sandbox
+        var headers = message.headers.map { HTTPHeader($0.name, $0.value) }
+        if let token { headers.append(HTTPHeader("authorization", "bearer \(token)")) }
+        headers.append(HTTPHeader("content-type", "application/json"))
+        return (endpoint, HTTP2Request(url: endpoint.url + message.path, headers: headers, body: message.body))
+    }
+
+    package func classify(_ response: HTTP2Response, for message: APNsRequest) -> AttemptResult {
+        Self.classify(response, sentAPNsID: message.apnsID)
+    }
+
+    /// The pool reports a response only when its stream ended with END_STREAM, so a 200 is a delivery, with the
+    /// `apns-id` APNs echoed or, without one, the id the relay sent. An error needs a readable reason (below 500):
+    /// anything else is retried as a transport failure.
+    static func classify(_ response: HTTP2Response, sentAPNsID: String) -> AttemptResult {
+        let apnsID = response.header("apns-id") ?? sentAPNsID
+        if response.status == 200 {
+            return AttemptResult(verdict: APNsClassifier.classify(status: 200, reason: nil, apnsID: apnsID), status: 200)
+        }
+        let body = JSONValue.decode(response.body)?.objectValue
+        let reason = body?["reason"]?.stringValue
+        if reason == nil && response.status < 500 {
+            return AttemptResult(failure: HTTP2Error(.noResponse, detail: "HTTP \(response.status) without a reason"))
+        }
+        let timestamp = body?["timestamp"]?.integerValue
+        return AttemptResult(
+            verdict: APNsClassifier.classify(status: response.status, reason: reason, timestamp: timestamp, apnsID: apnsID),
+            status: response.status,
+            reason: reason
+        )
+    }
+
+    /// No provider token could be signed: the key is the operator's.
+    package func credentialFailure(_ error: any Error) -> AttemptResult {
+        AttemptResult(verdict: .final(.configurationError(reason: "APNs key: \(error)")), reason: "key")
+    }
+
+    package func log(_ report: DeliveryReport, of message: APNsRequest, to logger: Logger) {
+        // The metadata is an autoclosure: built only when the level is logged.
+        if case .configurationError = report.outcome {
+            logger.warning("APNs refused the operator's configuration", metadata: Self.metadata(report, message))
+        } else {
+            logger.debug("APNs push finished", metadata: Self.metadata(report, message))
+        }
+    }
+
+    private static func metadata(_ report: DeliveryReport, _ message: APNsRequest) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "apns.id": "\(message.apnsID)", "push.outcome": "\(report.outcome.shortDescription)",
+            "push.attempts": "\(report.attempts)",
+        ]
+        if let reason = report.upstreamReason { metadata["apns.reason"] = "\(reason)" }
+        return metadata
+    }
+}
