@@ -188,6 +188,16 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
     }
 }
 
+/// Sends to APNs with token authentication over the HTTP/2 pool.
+package typealias APNsSender = ProviderSender<APNsUpstream>
+
+/// Sends to FCM HTTP v1 with the service account's OAuth access token.
+package typealias FCMSender = ProviderSender<FCMUpstream>
+
+/// Sends to the Expo push service: the messages of one call go together, at most 100 per upstream request, and
+/// each ticket is mapped back to its message by position.
+package typealias ExpoSender = ProviderSender<ExpoUpstream>
+
 /// Runs `operation` for every element concurrently and returns the results in the elements' order.
 private func concurrentMap<Element: Sendable, Result: Sendable>(
     _ elements: [Element],
