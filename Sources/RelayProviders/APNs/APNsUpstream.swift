@@ -3,42 +3,19 @@ package import Logging
 package import RelayCore
 package import RelayHTTP2
 
-/// Where and as whom PushRelay sends to APNs.
-package struct APNsSenderConfiguration: Sendable {
-    package var payload: PayloadSettings
-    package var productionEndpoint: String
-    package var sandboxEndpoint: String
-
-    package static let productionEndpoint = "https://api.push.apple.com"
-    package static let sandboxEndpoint = "https://api.sandbox.push.apple.com"
-
-    package init(
-        payload: PayloadSettings,
-        productionEndpoint: String = APNsSenderConfiguration.productionEndpoint,
-        sandboxEndpoint: String = APNsSenderConfiguration.sandboxEndpoint
-    ) {
-        self.payload = payload
-        self.productionEndpoint = productionEndpoint
-        self.sandboxEndpoint = sandboxEndpoint
-    }
-}
-
-/// Sends to APNs with token authentication over the HTTP/2 pool.
-package typealias APNsSender = ProviderSender<APNsUpstream>
-
 /// APNs's parts of a sender: one request per notification, the provider token as its credential, and one pool per
 /// environment and signing key (APNs binds a connection to the first key used on it). A message keeps its `apns-id`
 /// across retries, so APNs and the audit log see one message, not several.
 package struct APNsUpstream: SingleMessageUpstream {
     package static let provider = Provider.apns
-    package let configuration: APNsSenderConfiguration
-    package let tokens: APNsTokenProvider
+    /// The provider token of the signing key.
+    package let credential: (any TokenProvider)?
+    private let payload: PayloadSettings
     private let production: UpstreamEndpoint
     private let sandbox: UpstreamEndpoint
 
     package init(configuration: APNsSenderConfiguration, tokens: APNsTokenProvider, client: HTTP2Client) {
-        self.configuration = configuration
-        self.tokens = tokens
+        // The credential names the pool: APNs binds a connection to the first key and environment used on it.
         let key = "\(tokens.teamID):\(tokens.keyID)"
         production = UpstreamEndpoint(
             url: configuration.productionEndpoint,
@@ -50,12 +27,12 @@ package struct APNsUpstream: SingleMessageUpstream {
             credential: "apns:\(APNsEnvironment.sandbox.rawValue):\(key)",
             client: client
         )
+        payload = configuration.payload
+        credential = tokens
     }
 
-    package var credential: (any TokenProvider)? { tokens }
-
     package func message(for push: ResolvedPush, now: Date) throws(MessageTooBig) -> APNsRequest {
-        try APNsRequest(push: push, settings: configuration.payload, now: now, apnsID: UUID.random())
+        try APNsRequest(push: push, settings: payload, now: now, apnsID: UUID.random())
     }
 
     package func request(for message: APNsRequest, token: String?) -> (UpstreamEndpoint, HTTP2Request) {

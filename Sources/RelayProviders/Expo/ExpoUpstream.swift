@@ -34,10 +34,6 @@ package struct ExpoSenderConfiguration: Sendable, CustomStringConvertible, Custo
     }
 }
 
-/// Sends to the Expo push service: the messages of one call go together, at most 100 per upstream request, and
-/// each ticket is mapped back to its message by position.
-package typealias ExpoSender = ProviderSender<ExpoUpstream>
-
 /// Expo's parts of a sender: up to 100 messages per request, one ticket per message or one error for the whole
 /// request, and a ticket `ok` whose outcome comes later with its receipt (``ExpoReceiptPoller``).
 package struct ExpoUpstream: ProviderUpstream {

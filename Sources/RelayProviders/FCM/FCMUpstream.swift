@@ -3,40 +3,23 @@ package import Logging
 package import RelayCore
 package import RelayHTTP2
 
-/// Where PushRelay sends to FCM.
-package struct FCMSenderConfiguration: Sendable {
-    package var payload: PayloadSettings
-    package var endpoint: String
-
-    package static let endpoint = "https://fcm.googleapis.com"
-
-    package init(payload: PayloadSettings, endpoint: String = FCMSenderConfiguration.endpoint) {
-        self.payload = payload
-        self.endpoint = endpoint
-    }
-}
-
-/// Sends to FCM HTTP v1 with the service account's OAuth access token.
-package typealias FCMSender = ProviderSender<FCMUpstream>
-
 /// FCM's parts of a sender: one request per notification to FCM HTTP v1, with the service account's OAuth access
 /// token as its credential.
 package struct FCMUpstream: SingleMessageUpstream {
-    package static let provider = Provider.fcm
-    package let configuration: FCMSenderConfiguration
-    package let tokens: FCMAccessTokenProvider
     private let endpoint: UpstreamEndpoint
+    private let payload: PayloadSettings
+    /// The service account's OAuth access token.
+    package let credential: (any TokenProvider)?
+    package static let provider = Provider.fcm
 
     package init(configuration: FCMSenderConfiguration, tokens: FCMAccessTokenProvider, client: HTTP2Client) {
-        self.configuration = configuration
-        self.tokens = tokens
-        self.endpoint = UpstreamEndpoint(url: configuration.endpoint, client: client)
+        endpoint = UpstreamEndpoint(url: configuration.endpoint, client: client)
+        payload = configuration.payload
+        credential = tokens
     }
 
-    package var credential: (any TokenProvider)? { tokens }
-
     package func message(for push: ResolvedPush, now: Date) throws(MessageTooBig) -> FCMRequest {
-        try FCMRequest(push: push, settings: configuration.payload, now: now)
+        try FCMRequest(push: push, settings: payload, now: now)
     }
 
     package func request(for message: FCMRequest, token: String?) -> (UpstreamEndpoint, HTTP2Request) {

@@ -46,65 +46,105 @@ package final class RetryLoop: Sendable {
         environment: SenderEnvironment,
         attempt: (_ pending: [Int], _ instructions: AttemptInstructions) async -> [AttemptResult]
     ) async -> [DeliveryReport] {
-        let started = ContinuousClock.now
+        // Only what must outlive a suspension lives here; each attempt is judged by the synchronous `judge`, whose
+        // temporaries stay on the thread's stack instead of growing every send's async frame.
+        var state = State(count: count, renewableCredential: renewableCredential)
         budget.withLock { budget in
             for _ in 0..<count { budget.recordAttempt() }
         }
-        var reports = [DeliveryReport](repeating: Self.notSent, count: count)
-        var pending = Array(0..<count)
-        var instructions = AttemptInstructions(number: 1, freshConnection: false, renewCredential: false)
-        var renewed = false
-        while !pending.isEmpty {
-            let results = await attempt(pending, instructions)
-            func finish(_ index: Int, _ outcome: DeliveryOutcome, _ result: AttemptResult) {
-                reports[index] = DeliveryReport(
-                    outcome: outcome,
-                    attempts: instructions.number,
-                    upstreamStatus: result.status,
-                    upstreamReason: result.reason,
-                    latency: started.duration(to: .now)
-                )
-            }
-            var again: [(index: Int, otherwise: DeliveryOutcome, result: AttemptResult)] = []
-            var next = AttemptInstructions(number: instructions.number + 1, freshConnection: false, renewCredential: false)
-            var backOff = false
-            var notBefore: Duration?
-            for (index, result) in zip(pending, results) {
-                switch result.verdict {
-                case .final(let outcome):
-                    finish(index, outcome, result)
-                case .refreshCredentialAndRetry(let otherwise):
-                    guard renewableCredential, !renewed, policy.allowsRetry(after: instructions.number) else {
-                        finish(index, otherwise, result)
-                        continue
-                    }
-                    next.renewCredential = true
-                    again.append((index, otherwise, result))
-                case .retry(let wait, let freshConnection, let otherwise):
-                    guard policy.allowsRetry(after: instructions.number), mayRetry() else {
-                        finish(index, otherwise, result)
-                        continue
-                    }
-                    backOff = true
-                    next.freshConnection = next.freshConnection || freshConnection
-                    if let wait { notBefore = max(notBefore ?? .zero, wait) }
-                    again.append((index, otherwise, result))
-                }
-            }
-            if backOff {
-                let delay = policy.delay(after: instructions.number, notBefore: notBefore, unit: environment.random())
+        while !state.pending.isEmpty {
+            let results = await attempt(state.pending, state.instructions)
+            if let delay = judge(results, &state, random: environment.random) {
                 do {
                     try await environment.sleep(delay)
                 } catch {
-                    for message in again { finish(message.index, message.otherwise, message.result) }
+                    state.reportWaiting()
                     break
                 }
             }
-            renewed = renewed || next.renewCredential
-            instructions = next
-            pending = again.map(\.index)
+            state.next()
         }
-        return reports
+        return state.reports
+    }
+
+    /// The loop's state between attempts.
+    struct State {
+        let started = ContinuousClock.now
+        let renewableCredential: Bool
+        var reports: [DeliveryReport]
+        /// The messages the next attempt sends.
+        var pending: [Int]
+        var instructions = AttemptInstructions(number: 1, freshConnection: false, renewCredential: false)
+        /// Whether the credential was renewed in this send.
+        var renewed = false
+        /// The messages that go again, each with the outcome it reports if it never gets another attempt.
+        var waiting: [(index: Int, otherwise: DeliveryOutcome, result: AttemptResult)] = []
+        var following = AttemptInstructions(number: 2, freshConnection: false, renewCredential: false)
+
+        init(count: Int, renewableCredential: Bool) {
+            self.renewableCredential = renewableCredential
+            self.reports = Array(repeating: RetryLoop.notSent, count: count)
+            self.pending = Array(0..<count)
+        }
+
+        mutating func report(_ index: Int, _ outcome: DeliveryOutcome, _ result: AttemptResult) {
+            reports[index] = DeliveryReport(
+                outcome: outcome,
+                attempts: instructions.number,
+                upstreamStatus: result.status,
+                upstreamReason: result.reason,
+                latency: started.duration(to: .now)
+            )
+        }
+
+        /// A back-off was cancelled: every waiting message reports its fallback outcome.
+        mutating func reportWaiting() {
+            for message in waiting { report(message.index, message.otherwise, message.result) }
+            waiting = []
+        }
+
+        /// Moves on to the attempt that `judge` decided.
+        mutating func next() {
+            renewed = renewed || following.renewCredential
+            instructions = following
+            pending = waiting.map(\.index)
+            waiting = []
+        }
+    }
+
+    /// Judges one attempt's results: reports each final one, and decides which messages go again and how.
+    ///
+    /// - Returns: the back-off before the next attempt, or `nil` when it may start at once.
+    @inline(never)
+    private func judge(_ results: [AttemptResult], _ state: inout State, random: () -> Double) -> Duration? {
+        let number = state.instructions.number
+        state.following = AttemptInstructions(number: number + 1, freshConnection: false, renewCredential: false)
+        var backOff = false
+        var notBefore: Duration?
+        for (index, result) in zip(state.pending, results) {
+            switch result.verdict {
+            case .final(let outcome):
+                state.report(index, outcome, result)
+            case .refreshCredentialAndRetry(let otherwise):
+                guard state.renewableCredential, !state.renewed, policy.allowsRetry(after: number) else {
+                    state.report(index, otherwise, result)
+                    continue
+                }
+                state.following.renewCredential = true
+                state.waiting.append((index, otherwise, result))
+            case .retry(let wait, let freshConnection, let otherwise):
+                guard policy.allowsRetry(after: number), mayRetry() else {
+                    state.report(index, otherwise, result)
+                    continue
+                }
+                backOff = true
+                state.following.freshConnection = state.following.freshConnection || freshConnection
+                if let wait { notBefore = max(notBefore ?? .zero, wait) }
+                state.waiting.append((index, otherwise, result))
+            }
+        }
+        guard backOff else { return nil }
+        return policy.delay(after: number, notBefore: notBefore, unit: random())
     }
 
     /// Takes a token from the budget for one retry; `false` when it is spent.
