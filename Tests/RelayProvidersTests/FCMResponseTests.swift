@@ -30,7 +30,8 @@ import Testing
     }
 
     @Test func aPlainUnauthenticatedRenewsTheAccessToken() {
-        let result = classify(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED","message":"Request had invalid authentication credentials."}}"#)
+        let body = #"{"error":{"code":401,"status":"UNAUTHENTICATED","message":"Request had invalid authentication credentials."}}"#
+        let result = classify(401, body)
         #expect(result.reason == "UNAUTHENTICATED")
         #expect(result.verdict == .refreshCredentialAndRetry(otherwise: .configurationError(reason: "UNAUTHENTICATED")))
     }
@@ -43,6 +44,7 @@ import Testing
     @Test func retryAfterInSecondsIsTheLeastWait() {
         let body = #"{"error":{"code":503,"status":"UNAVAILABLE","details":[{"errorCode":"UNAVAILABLE"}]}}"#
         let result = classify(503, body, headers: [HTTPHeader("retry-after", " 7 ")])
-        #expect(result.verdict == .retry(notBefore: .seconds(7), freshConnection: false, otherwise: .unavailable(reason: "UNAVAILABLE", retryAfter: .seconds(7))))
+        let otherwise = DeliveryOutcome.unavailable(reason: "UNAVAILABLE", retryAfter: .seconds(7))
+        #expect(result.verdict == .retry(notBefore: .seconds(7), freshConnection: false, otherwise: otherwise))
     }
 }

@@ -36,10 +36,8 @@ package struct AttemptResult: Sendable, Equatable {
         case .cancelled, .shuttingDown, .responseTooLarge, .protocolError, .other:
             self.init(verdict: .final(.unavailable(reason: reason, retryAfter: nil)), reason: reason)
         case .timeout, .overloaded, .streamReset, .noResponse, .connectFailed, .connectionLost:
-            self.init(
-                verdict: .retry(notBefore: nil, freshConnection: false, otherwise: .unavailable(reason: reason, retryAfter: nil)),
-                reason: reason
-            )
+            let otherwise = DeliveryOutcome.unavailable(reason: reason, retryAfter: nil)
+            self.init(verdict: .retry(notBefore: nil, freshConnection: false, otherwise: otherwise), reason: reason)
         }
     }
 }

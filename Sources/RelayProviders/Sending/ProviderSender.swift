@@ -97,9 +97,11 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
             do {
                 batch.messages.append(try upstream.message(for: push, now: now))
                 batch.positions.append(batch.reports.count)
+                // A placeholder: the loop reports on every message.
                 batch.reports.append(DeliveryReport(outcome: .unavailable(reason: "not sent", retryAfter: nil), attempts: 0))
             } catch {
-                batch.reports.append(DeliveryReport(outcome: .rejected(.messageTooBig, reason: error.description), attempts: 0))
+                let refused = DeliveryOutcome.rejected(.messageTooBig, reason: error.description)
+                batch.reports.append(DeliveryReport(outcome: refused, attempts: 0))
             }
         }
         return batch
@@ -145,7 +147,11 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
 
     /// Sends `messages` in requests of at most ``ProviderUpstream/maxMessagesPerRequest``, concurrently when there
     /// are several, and returns one result per message, in order.
-    private func post(_ messages: ArraySlice<Upstream.Message>, token: String?, freshConnection: Bool) async -> [AttemptResult] {
+    private func post(
+        _ messages: ArraySlice<Upstream.Message>,
+        token: String?,
+        freshConnection: Bool
+    ) async -> [AttemptResult] {
         let size = Upstream.maxMessagesPerRequest
         guard messages.count > size else {
             return await exchange(messages, token: token, freshConnection: freshConnection)
@@ -160,7 +166,11 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
     }
 
     /// One upstream request for `messages`, and one result per message.
-    private func exchange(_ messages: ArraySlice<Upstream.Message>, token: String?, freshConnection: Bool) async -> [AttemptResult] {
+    private func exchange(
+        _ messages: ArraySlice<Upstream.Message>,
+        token: String?,
+        freshConnection: Bool
+    ) async -> [AttemptResult] {
         let (endpoint, request) = request(for: messages, token: token, freshConnection: freshConnection)
         let response: HTTP2Response
         do {
