@@ -54,7 +54,7 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
     @_specialize(where Upstream == ExpoUpstream)
     package func send(_ push: ResolvedPush) async -> DeliveryReport {
         // `deliver` reports on every push it is given.
-        await deliver([push])[0]
+        await deliver(CollectionOfOne(push))[0]
     }
 
     /// Sends `pushes` together through one retry loop; one report per push, in order.
@@ -63,59 +63,57 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
     /// kept out of line: an async function's locals live in a frame on its task's allocator, and with these steps
     /// inlined that frame reached kilobytes, more than a task's first slab, so every push allocated and freed memory
     /// for it (`perf` on `relay-bench relay`: task-allocator slabs and page faults).
-    private func deliver(_ pushes: [ResolvedPush]) async -> [DeliveryReport] {
-        var batch = prepare(pushes)
-        guard !batch.messages.isEmpty else { return batch.reports }
+    private func deliver(_ pushes: some Collection<ResolvedPush>) async -> [DeliveryReport] {
+        let batch = prepare(pushes)
+        guard !batch.messages.isEmpty else { return batch.refused.map(\.report) }
         let messages = batch.messages
         var lastToken: String?
-        let sent = await retries.run(
+        var reports = await retries.run(
             count: messages.count,
             renewableCredential: upstream.credential != nil,
             environment: environment
         ) { pending, instructions in
             await attempt(messages, pending, instructions, lastToken: &lastToken)
         }
-        finish(&batch, sent)
-        return batch.reports
+        finish(&reports, batch)
+        return reports
     }
 
-    /// Pushes as messages, and a report for each push refused before sending.
+    /// The messages of the pushes to send, and the pushes refused before sending.
     struct Batch {
-        var reports: [DeliveryReport] = []
         var messages: [Upstream.Message] = []
-        /// Where each message's report goes among `reports`.
-        var positions: [Int] = []
+        /// Each push refused before sending (its message too big), by its position among the pushes; usually none.
+        var refused: [(position: Int, report: DeliveryReport)] = []
     }
 
     /// Builds each push's message once; one too big gets its report at once, without an attempt.
     @inline(never)
-    private func prepare(_ pushes: [ResolvedPush]) -> Batch {
+    private func prepare(_ pushes: some Collection<ResolvedPush>) -> Batch {
         let now = environment.now()
         var batch = Batch()
-        batch.reports.reserveCapacity(pushes.count)
-        for push in pushes {
+        batch.messages.reserveCapacity(pushes.count)
+        for (position, push) in pushes.enumerated() {
             do {
                 batch.messages.append(try upstream.message(for: push, now: now))
-                batch.positions.append(batch.reports.count)
-                // A placeholder: the loop reports on every message.
-                batch.reports.append(DeliveryReport(outcome: .unavailable(reason: "not sent", retryAfter: nil), attempts: 0))
             } catch {
                 let refused = DeliveryOutcome.rejected(.messageTooBig, reason: error.description)
-                batch.reports.append(DeliveryReport(outcome: refused, attempts: 0))
+                batch.refused.append((position, DeliveryReport(outcome: refused, attempts: 0)))
             }
         }
         return batch
     }
 
-    /// Puts each sent message's report in its push's place, and logs it.
+    /// Completes and logs each sent message's report, and puts the refused pushes' reports in their places.
     @inline(never)
-    private func finish(_ batch: inout Batch, _ sent: [DeliveryReport]) {
-        for (index, outcome) in sent.enumerated() {
-            var report = outcome
-            if Upstream.deliveryAwaitsReceipt, case .delivered = report.outcome { report.receiptPending = true }
-            upstream.log(report, of: batch.messages[index], to: logger)
-            batch.reports[batch.positions[index]] = report
+    private func finish(_ reports: inout [DeliveryReport], _ batch: Batch) {
+        for index in reports.indices {
+            if Upstream.deliveryAwaitsReceipt, case .delivered = reports[index].outcome {
+                reports[index].receiptPending = true
+            }
+            upstream.log(reports[index], of: batch.messages[index], to: logger)
         }
+        // In increasing positions, so each lands where its push stood.
+        for (position, report) in batch.refused { reports.insert(report, at: position) }
     }
 
     /// One attempt for the `pending` messages: the credential's token (renewed when the last answer refused it), then
