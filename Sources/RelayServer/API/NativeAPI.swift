@@ -40,23 +40,10 @@ struct NativeAPI: Sendable {
 
     /// `{"ids": [...]}` with 1 to 1,000 strings.
     static func parseIDs(_ json: JSONValue) throws(RelayHTTPError) -> [String] {
-        func fail(_ path: String, _ message: String) -> RelayHTTPError {
-            RelayHTTPError(validation: ValidationFailure(issues: [ValidationIssue(path: path, message: message)]))
+        switch ReceiptIDs.parse(json, maxIDs: maxReceiptIDs, counting: .elements) {
+        case .success(let ids): return ids
+        case .failure(let failure): throw RelayHTTPError(validation: failure)
         }
-        guard case .object(let object) = json else { throw fail("", "the request body must be an object {\"ids\": […]}") }
-        if let unknown = object.keys.sorted().first(where: { $0 != "ids" }) { throw fail(unknown, "unknown field '\(unknown)'") }
-        guard case .array(let elements)? = object["ids"] else { throw fail("ids", "is required: an array of receipt ids") }
-        guard (1...maxReceiptIDs).contains(elements.count) else {
-            throw fail("ids", "must hold 1 to \(maxReceiptIDs) ids, not \(elements.count)")
-        }
-        var ids: [String] = []
-        var seen: Set<String> = []
-        for (index, element) in elements.enumerated() {
-            guard let id = element.stringValue else { throw fail("ids[\(index)]", "must be a string") }
-            // An id asked for twice is answered once.
-            if seen.insert(id).inserted { ids.append(id) }
-        }
-        return ids
     }
 }
 
@@ -94,5 +81,47 @@ extension Ticket {
             fields["details"] = .object(details)
         }
         return .object(fields)
+    }
+}
+
+/// The body of every receipts route, `{"ids": [...]}`: read once here for the native, Expo and OneUptime APIs, which
+/// differ only in their bound, what it counts, and which ids are well formed.
+enum ReceiptIDs {
+    enum Counting {
+        /// The bound counts the array's elements (the native and Expo APIs).
+        case elements
+        /// The bound counts distinct ids, duplicates being ignored (OneUptime).
+        case distinctIDs
+    }
+
+    /// The distinct ids in request order, or the first problem with its field path.
+    static func parse(
+        _ json: JSONValue,
+        maxIDs: Int,
+        counting: Counting,
+        isWellFormed: (String) -> Bool = { _ in true },
+        wellFormed: String = ""
+    ) -> Result<[String], ValidationFailure> {
+        func fail(_ path: String, _ message: String) -> Result<[String], ValidationFailure> {
+            .failure(ValidationFailure(issues: [ValidationIssue(path: path, message: message)]))
+        }
+        guard case .object(let object) = json else { return fail("", "the request body must be an object {\"ids\": […]}") }
+        if let unknown = object.keys.sorted().first(where: { $0 != "ids" }) { return fail(unknown, "unknown field '\(unknown)'") }
+        guard case .array(let elements)? = object["ids"] else { return fail("ids", "is required: an array of receipt ids") }
+        if counting == .elements, !(1...maxIDs).contains(elements.count) {
+            return fail("ids", "must hold 1 to \(maxIDs) ids, not \(elements.count)")
+        }
+        var ids: [String] = []
+        var seen: Set<String> = []
+        for (index, element) in elements.enumerated() {
+            guard let id = element.stringValue else { return fail("ids[\(index)]", "must be a string") }
+            guard isWellFormed(id) else { return fail("ids[\(index)]", "must be \(wellFormed)") }
+            // An id asked for twice is answered once.
+            if seen.insert(id).inserted { ids.append(id) }
+        }
+        if counting == .distinctIDs, !(1...maxIDs).contains(ids.count) {
+            return fail("ids", "must hold 1 to \(maxIDs) distinct ids, not \(ids.count)")
+        }
+        return .success(ids)
     }
 }

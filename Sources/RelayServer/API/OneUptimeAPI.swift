@@ -149,7 +149,7 @@ struct OneUptimeAPI: Sendable {
         let ids: [String]
         switch Self.parseReceiptIDs(json) {
         case .success(let parsed): ids = parsed
-        case .failure(let problem): return await invalid(problem.message, context)
+        case .failure(let failure): return await invalid(failure.issues.map(\.description).joined(separator: "; "), context)
         }
         let found: [Receipt]
         do {
@@ -164,30 +164,15 @@ struct OneUptimeAPI: Sendable {
         return jsonResponse(.object(["receipts": .object(receipts)]))
     }
 
-    struct Problem: Error { var message: String }
-
-    /// `{"ids":[…]}`: 1 to 300 ids of 1 to 128 characters from `A-Z a-z 0-9 -`; an id given twice counts once.
-    static func parseReceiptIDs(_ json: JSONValue) -> Result<[String], Problem> {
-        guard case .object(let object) = json else { return .failure(Problem(message: "the body must be a JSON object {\"ids\":[…]}")) }
-        if let unknown = object.keys.sorted().first(where: { $0 != "ids" }) {
-            return .failure(Problem(message: "unknown field '\(unknown)'"))
-        }
-        guard case .array(let elements)? = object["ids"] else {
-            return .failure(Problem(message: "ids is required: an array of 1 to \(maxReceiptIDs) receipt ids"))
-        }
-        var ids: [String] = []
-        var seen: Set<String> = []
-        for (index, element) in elements.enumerated() {
-            guard let id = element.stringValue else { return .failure(Problem(message: "ids[\(index)] must be a string")) }
-            guard (1...maxReceiptIDBytes).contains(id.utf8.count), id.utf8.allSatisfy(isReceiptIDByte) else {
-                return .failure(Problem(message: "ids[\(index)] must be 1 to \(maxReceiptIDBytes) characters of A-Z, a-z, 0-9 and -"))
-            }
-            if seen.insert(id).inserted { ids.append(id) }
-        }
-        guard (1...maxReceiptIDs).contains(ids.count) else {
-            return .failure(Problem(message: "ids must hold 1 to \(maxReceiptIDs) distinct receipt ids, not \(ids.count)"))
-        }
-        return .success(ids)
+    /// `{"ids":[…]}`: 1 to 300 distinct ids of 1 to 128 characters from `A-Z a-z 0-9 -`.
+    static func parseReceiptIDs(_ json: JSONValue) -> Result<[String], ValidationFailure> {
+        ReceiptIDs.parse(
+            json,
+            maxIDs: maxReceiptIDs,
+            counting: .distinctIDs,
+            isWellFormed: { (1...maxReceiptIDBytes).contains($0.utf8.count) && $0.utf8.allSatisfy(isReceiptIDByte) },
+            wellFormed: "1 to \(maxReceiptIDBytes) characters of A-Z, a-z, 0-9 and -"
+        )
     }
 
     private static func isReceiptIDByte(_ byte: UInt8) -> Bool {
