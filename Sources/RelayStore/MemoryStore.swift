@@ -252,7 +252,7 @@ package final class MemoryStore: PushStore {
             state.receipts[receipt.id]?.apply(ReceiptUpdate(outcome: outcome, id: receipt.id, at: Date()))
             let key = UsageKey(tenantID: receipt.tenantID, date: receipt.createdAt, provider: .expo)
             state.usage[key, default: UsageCounts()] =
-                state.usage[key, default: UsageCounts()] + .acceptedEnded(outcomeCode: outcome.errorCode)
+                state.usage[key, default: UsageCounts()] + .acceptedEnded(outcome)
             return true
         }
     }

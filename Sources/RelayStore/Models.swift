@@ -121,7 +121,8 @@ package struct Receipt: Sendable, Equatable {
     package var tokenFingerprint: String
     package var isCritical: Bool
     package var status: ReceiptStatus
-    /// The error code (`DeviceNotRegistered`, `ProviderUnavailable`, …) when `status` is `error`.
+    /// The error code (`DeviceNotRegistered`, `ProviderUnavailable`, …) when `status` is `error`, spelled as stored;
+    /// ``code`` reads it.
     package var errorCode: String?
     package var message: String?
     package var removeToken: Bool
@@ -167,6 +168,11 @@ package struct Receipt: Sendable, Equatable {
     }
 }
 
+extension Receipt {
+    /// The typed error code, from which each API renders its own (the native code, Expo's, OneUptime's status).
+    package var code: OutcomeCode? { errorCode.map { OutcomeCode($0) } }
+}
+
 /// A change to a receipt once its outcome is known.
 package struct ReceiptUpdate: Sendable, Equatable {
     package var id: String
@@ -206,4 +212,7 @@ package enum StoreError: Error, Sendable, Equatable {
     case notFound(String)
     /// The store URL or file is unusable.
     case unavailable(String)
+    /// A commit's ``StoreBatch/receiptCloses`` named receipts (these ids) that are no longer pending; nothing of the
+    /// commit was written.
+    case receiptsAlreadyFinal([String])
 }

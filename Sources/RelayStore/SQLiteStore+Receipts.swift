@@ -163,7 +163,7 @@ extension SQLiteStore {
             try Self.apply(ReceiptUpdate(outcome: outcome, id: id, at: now), db: db)
             // On the day the push was accepted, where its ticket counted it.
             let key = UsageKey(tenantID: try row.decode(forColumn: "tenant_id"), date: created, provider: .expo)
-            try Self.add([key: .acceptedEnded(outcomeCode: outcome.errorCode)], db: db)
+            try Self.add([key: .acceptedEnded(outcome)], db: db)
             return true
         }
     }

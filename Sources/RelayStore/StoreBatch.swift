@@ -10,6 +10,10 @@ package struct StoreBatch: Sendable, Equatable {
     /// two commits first.
     package var provisionalReceipts: [Receipt] = []
     package var receiptUpdates: [ReceiptUpdate] = []
+    /// Final outcomes for receipts that must still be pending (an Expo receipt closing an accepted notification).
+    /// If any of them is no longer pending (another relay on the same database closed it first), the commit writes
+    /// nothing and throws ``StoreError/receiptsAlreadyFinal(_:)`` naming them, so that only one relay records it.
+    package var receiptCloses: [ReceiptUpdate] = []
     /// Added to the stored counters.
     package var usage: [UsageKey: UsageCounts] = [:]
     /// Appended to the audit log in this order; each chain's records continue its stored head.
@@ -20,6 +24,7 @@ package struct StoreBatch: Sendable, Equatable {
         receipts: [Receipt] = [],
         provisionalReceipts: [Receipt] = [],
         receiptUpdates: [ReceiptUpdate] = [],
+        receiptCloses: [ReceiptUpdate] = [],
         usage: [UsageKey: UsageCounts] = [:],
         audit: [AuditRecord] = [],
         checkpoints: [AuditCheckpoint] = []
@@ -27,13 +32,15 @@ package struct StoreBatch: Sendable, Equatable {
         self.receipts = receipts
         self.provisionalReceipts = provisionalReceipts
         self.receiptUpdates = receiptUpdates
+        self.receiptCloses = receiptCloses
         self.usage = usage
         self.audit = audit
         self.checkpoints = checkpoints
     }
 
     package var isEmpty: Bool {
-        receipts.isEmpty && provisionalReceipts.isEmpty && receiptUpdates.isEmpty && usage.isEmpty && audit.isEmpty && checkpoints.isEmpty
+        receipts.isEmpty && provisionalReceipts.isEmpty && receiptUpdates.isEmpty && receiptCloses.isEmpty
+            && usage.isEmpty && audit.isEmpty && checkpoints.isEmpty
     }
 
     /// Adds `other`'s writes after this batch's.
@@ -41,6 +48,7 @@ package struct StoreBatch: Sendable, Equatable {
         receipts += other.receipts
         provisionalReceipts += other.provisionalReceipts
         receiptUpdates += other.receiptUpdates
+        receiptCloses += other.receiptCloses
         usage.merge(other.usage, uniquingKeysWith: +)
         audit += other.audit
         checkpoints += other.checkpoints

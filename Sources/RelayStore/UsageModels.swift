@@ -11,10 +11,10 @@ package struct UsageCounts: Sendable, Equatable, Codable {
     package var rejected = 0
     /// Refused by the tenant's rate limits (whole requests answered 429, and MessageRateExceeded).
     package var rateLimited = 0
-    /// Not delivered for the relay's or the provider's trouble: ProviderUnavailable, Timeout.
+    /// Not delivered for the relay's or the provider's trouble: ProviderUnavailable.
     package var failed = 0
     /// Accepted by Expo (its ticket is ok) with the receipt not known yet. The receipt moves the notification to its
-    /// final column (``acceptedEnded(outcomeCode:)``), so this counts the Expo notifications still in flight.
+    /// final column (``acceptedEnded(_:)``), so this counts the Expo notifications still in flight.
     package var accepted = 0
 
     package init(
@@ -52,21 +52,26 @@ package struct UsageCounts: Sendable, Equatable, Codable {
         )
     }
 
-    /// What an Expo receipt does to the counters: one notification leaves `accepted` for the column of `errorCode`
-    /// (`nil`: delivered).
-    package static func acceptedEnded(outcomeCode errorCode: String?) -> UsageCounts {
-        UsageCounts(outcomeCode: errorCode) + UsageCounts(accepted: -1)
+    /// What an Expo receipt does to the counters: one notification leaves `accepted` for the column of `outcome`.
+    package static func acceptedEnded(_ outcome: DeliveryOutcome) -> UsageCounts {
+        UsageCounts(outcome) + UsageCounts(accepted: -1)
     }
 
-    /// One notification that ended with `errorCode` (`nil`: delivered).
-    package init(outcomeCode errorCode: String?) {
+    /// One notification that ended with `outcome`.
+    package init(_ outcome: DeliveryOutcome) {
+        self.init(column: outcome.code?.usageColumn ?? .delivered)
+    }
+
+    /// One notification in `column`.
+    package init(column: UsageColumn) {
         self.init()
-        switch errorCode {
-        case nil: delivered = 1
-        case "DeviceNotRegistered", "InvalidToken": tokenInvalid = 1
-        case "MessageRateExceeded", "TOO_MANY_REQUESTS": rateLimited = 1
-        case "ProviderUnavailable", "Timeout": failed = 1
-        default: rejected = 1
+        switch column {
+        case .delivered: delivered = 1
+        case .tokenInvalid: tokenInvalid = 1
+        case .rejected: rejected = 1
+        case .rateLimited: rateLimited = 1
+        case .failed: failed = 1
+        case .accepted: accepted = 1
         }
     }
 }

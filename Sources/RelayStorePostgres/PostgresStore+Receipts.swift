@@ -136,7 +136,7 @@ extension PostgresStore {
             guard let row = closed.first?.makeRandomAccess() else { return false }
             // On the day the push was accepted, where its ticket counted it.
             let key = UsageKey(tenantID: try row.value("tenant_id"), date: try row.date("created_at"), provider: .expo)
-            for statement in Self.usageStatements([key: .acceptedEnded(outcomeCode: outcome.errorCode)]) {
+            for statement in Self.usageStatements([key: .acceptedEnded(outcome)]) {
                 try await transaction.execute(statement)
             }
             return true

@@ -46,6 +46,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
                     let message =
                         switch error {
                         case .unavailable(let text), .duplicate(let text), .notFound(let text): text
+                        case .receiptsAlreadyFinal: "the store refused a write"
                         }
                     problems = [ConfigurationError.Problem(key: ConfigurationKey.storeURL.path, message: message)]
                 }

@@ -55,19 +55,19 @@ struct AdmissionPlanTests {
         #expect(plan.tickets.map(\.id) == ["r1", "r2", "r3"])
         #expect(plan.tickets.map(\.state) == [.pending, .pending, .pending])
         #expect(plan.deliveries.map(\.index) == [0, 1, 2])
-        #expect(plan.deliveries.map(\.receipt.status) == [.pending, .pending, .pending])
-        #expect(plan.deliveries[0].receipt.expiresAt == Self.now.addingTimeInterval(3600))
-        #expect(plan.refused.isEmpty && plan.batch.receipts.isEmpty && plan.audit.isEmpty)
+        #expect(plan.deliveries.map(\.record.receipt.status) == [.pending, .pending, .pending])
+        #expect(plan.deliveries[0].record.receipt.expiresAt == Self.now.addingTimeInterval(3600))
+        #expect(plan.refused.isEmpty && plan.writes.batch.receipts.isEmpty && plan.writes.audit.isEmpty)
     }
 
     /// Each refusal kind, alone, with its code, receipt, usage column and audit record.
     @Test(arguments: [
-        (RelayRefusal.criticalAlertsNotAllowed, "CriticalAlertsNotAllowed"),
-        (.providerNotAllowed, "ProviderNotConfigured"),
-        (.providerNotConfigured, "ProviderNotConfigured"),
-        (.messageRateExceeded, "MessageRateExceeded"),
+        (RelayRefusal.criticalAlertsNotAllowed, OutcomeCode.criticalAlertsNotAllowed, UsageColumn.rejected),
+        (.providerNotAllowed, .providerNotConfigured, .rejected),
+        (.providerNotConfigured, .providerNotConfigured, .rejected),
+        (.messageRateExceeded, .messageRateExceeded, .rateLimited),
     ])
-    func eachRefusalKind(_ kind: RelayRefusal, _ code: String) throws {
+    func eachRefusalKind(_ kind: RelayRefusal, _ code: OutcomeCode, _ column: UsageColumn) throws {
         var tenant = Tenant(name: "acme", limits: RateLimits(perDevicePerMinute: 20), allowCriticalAlerts: true)
         var configured = Set(Provider.allCases)
         var allowed: (String) -> Bool = { _ in true }
@@ -79,18 +79,20 @@ struct AdmissionPlanTests {
         case .providerNotAllowed: tenant.allowedProviders = [.fcm]
         case .providerNotConfigured: configured = [.fcm, .expo]
         case .messageRateExceeded: allowed = { _ in false }
+        case .shuttingDown: Issue.record("not a refusal of the plan")
         }
         let plan = Self.plan(try Self.pushes(message), tenant: tenant, configured: configured, allowed: allowed)
         #expect(plan.deliveries.isEmpty)
-        #expect(plan.refused == [AdmissionPlan.Refused(index: 0, provider: .apns, refusal: kind)])
+        #expect(plan.refused.map(\.refusal) == [kind] && plan.refused.map(\.index) == [0])
+        #expect(plan.refused.map(\.record.receipt.provider) == [.apns])
         let retryAfter = kind == .messageRateExceeded ? 3 : nil  // 60 s / 20 a minute
         #expect(plan.tickets == [Ticket(id: "r1", provider: .apns, state: .error(code: code, message: kind.message, removeToken: false, retryAfter: retryAfter))])
-        let receipt = try #require(plan.batch.receipts.first)
-        #expect(receipt.status == .error && receipt.errorCode == code && receipt.message == kind.message)
+        let receipt = try #require(plan.writes.batch.receipts.first)
+        #expect(receipt.status == .error && receipt.code == code && receipt.message == kind.message)
         #expect(receipt.tokenFingerprint == "fp-abababab" && receipt.keyID == "key1" && receipt.tenantID == tenant.id)
-        #expect(plan.batch.usage == [UsageKey(tenantID: tenant.id, date: Self.now, provider: .apns): UsageCounts(outcomeCode: code)])
-        let audit = try #require(plan.audit.first)
-        #expect(audit.outcome == code && audit.requestID == "req1" && audit.client == "192.0.2.1" && audit.attempts == 0)
+        #expect(plan.writes.batch.usage == [UsageKey(tenantID: tenant.id, date: Self.now, provider: .apns): UsageCounts(column: column)])
+        let audit = try #require(plan.writes.audit.first)
+        #expect(audit.outcome == code.rawValue && audit.requestID == "req1" && audit.client == "192.0.2.1" && audit.attempts == 0)
         #expect(audit.tokenFingerprint == "fp-abababab")
     }
 
@@ -119,7 +121,7 @@ struct AdmissionPlanTests {
         #expect(plan.deliveries.map(\.index) == [4])
         #expect(asked == ["fp-cdcdcdcd", "fp-abababab"])
         #expect(plan.tickets.count == 5 && plan.tickets[4].state == .pending)
-        #expect(plan.batch.receipts.count == 4 && plan.audit.count == 4)
+        #expect(plan.writes.batch.receipts.count == 4 && plan.writes.audit.count == 4)
     }
 
     @Test func theCriticalChannelTravelsWithEveryPush() throws {

@@ -174,16 +174,12 @@ struct UsageKeyTests {
         #expect(UsageKey.day(of: Date(timeIntervalSince1970: seconds)) == expected)
     }
 
-    @Test(arguments: [
-        (nil, "delivered"), ("DeviceNotRegistered", "tokenInvalid"), ("InvalidToken", "tokenInvalid"),
-        ("MessageRateExceeded", "rateLimited"), ("ProviderUnavailable", "failed"), ("Timeout", "failed"),
-        ("MessageTooBig", "rejected"), ("CriticalAlertsNotAllowed", "rejected"),
-    ] as [(String?, String)])
-    func outcomeCodesFallIntoTheirColumn(code: String?, column: String) {
-        let counts = UsageCounts(outcomeCode: code)
-        let columns = [
-            "delivered": counts.delivered, "tokenInvalid": counts.tokenInvalid, "rejected": counts.rejected,
-            "rateLimited": counts.rateLimited, "failed": counts.failed,
+    @Test(arguments: UsageColumn.allCases)
+    func eachColumnCountsOneNotification(column: UsageColumn) {
+        let counts = UsageCounts(column: column)
+        let columns: [UsageColumn: Int] = [
+            .delivered: counts.delivered, .tokenInvalid: counts.tokenInvalid, .rejected: counts.rejected,
+            .rateLimited: counts.rateLimited, .failed: counts.failed, .accepted: counts.accepted,
         ]
         #expect(columns[column] == 1)
         #expect(counts.total == 1)

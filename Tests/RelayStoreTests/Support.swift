@@ -187,19 +187,21 @@ enum Fixture {
 
 extension StoreError {
     /// The case without its message, which differs between stores.
-    enum Kind: Equatable { case duplicate, notFound, unavailable }
+    enum Kind: Equatable { case duplicate, notFound, unavailable, receiptsAlreadyFinal }
 
     var kind: Kind {
         switch self {
         case .duplicate: .duplicate
         case .notFound: .notFound
         case .unavailable: .unavailable
+        case .receiptsAlreadyFinal: .receiptsAlreadyFinal
         }
     }
 
     var message: String {
         switch self {
         case .duplicate(let message), .notFound(let message), .unavailable(let message): message
+        case .receiptsAlreadyFinal(let ids): "receipts no longer pending: \(ids.joined(separator: ", "))"
         }
     }
 }

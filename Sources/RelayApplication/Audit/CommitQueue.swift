@@ -53,7 +53,11 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         var batch: StoreBatch
         var audit: [AuditEntry]
         var continuation: CheckedContinuation<Void, any Error>
-        var size: Int { batch.receipts.count + batch.receiptUpdates.count + audit.count + 1 }
+        /// Whether it closes one of the receipts `ids`.
+        func closesAny(of ids: Set<String>) -> Bool { batch.receiptCloses.contains { ids.contains($0.id) } }
+        var size: Int {
+            batch.receipts.count + batch.receiptUpdates.count + batch.receiptCloses.count + audit.count + 1
+        }
     }
 
     private struct State {
@@ -151,41 +155,69 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         var chain = start
         var lastCheckpoint = ContinuousClock.now
         var checkpointedSeq = chain?.lastSeq ?? 0
-        while let submissions = await nextSubmissions() {
-            var batch = StoreBatch()
-            var next = chain
-            for submission in submissions {
-                batch.append(submission.batch)
-                for entry in submission.audit {
-                    if let record = next?.append(entry.normalisedForStorage()) { batch.audit.append(record) }
+        while var submissions = await nextSubmissions() {
+            var written = 0
+            while !submissions.isEmpty {
+                var batch = StoreBatch()
+                var next = chain
+                for submission in submissions {
+                    batch.append(submission.batch)
+                    for entry in submission.audit {
+                        if let record = next?.append(entry.normalisedForStorage()) { batch.audit.append(record) }
+                    }
+                }
+                if let head = next?.head, head.seq > checkpointedSeq,
+                    ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval,
+                    let checkpoint = checkpoint(of: head)
+                {
+                    batch.checkpoints.append(checkpoint)
+                }
+                do {
+                    let started = ContinuousClock.now
+                    try await store.commit(batch)
+                    commitDuration.record(.now - started)
+                    lastCommitFailed.store(false, ordering: .relaxed)
+                    chain = next
+                    if let signed = batch.checkpoints.last {
+                        checkpointedSeq = signed.seq
+                        lastCheckpoint = .now
+                    }
+                    commits.increment()
+                    batchSize.record(submissions.reduce(0) { $0 + $1.size })
+                    for submission in submissions { submission.continuation.resume() }
+                    written += submissions.reduce(0) { $0 + $1.size }
+                    submissions = []
+                } catch StoreError.receiptsAlreadyFinal(let ids) {
+                    // Receipts another relay closed first: their submissions get the error (they record nothing),
+                    // the others are committed again without them, with the chain advanced anew from its head.
+                    let closed = Set(ids)
+                    let refused = submissions.filter { $0.closesAny(of: closed) }
+                    for submission in refused {
+                        submission.continuation.resume(throwing: StoreError.receiptsAlreadyFinal(ids))
+                    }
+                    written += refused.reduce(0) { $0 + $1.size }
+                    submissions.removeAll { $0.closesAny(of: closed) }
+                    if refused.isEmpty {
+                        // A store naming receipts no submission closes: fail them all rather than loop.
+                        for submission in submissions {
+                            submission.continuation.resume(throwing: StoreError.receiptsAlreadyFinal(ids))
+                        }
+                        written += submissions.reduce(0) { $0 + $1.size }
+                        submissions = []
+                    }
+                } catch {
+                    lastCommitFailed.store(true, ordering: .relaxed)
+                    failedCommits.increment()
+                    logger.error(
+                        "Store commit failed",
+                        metadata: ["error": "\(error)", "requests": "\(submissions.count)"]
+                    )
+                    for submission in submissions { submission.continuation.resume(throwing: error) }
+                    written += submissions.reduce(0) { $0 + $1.size }
+                    submissions = []
                 }
             }
-            if let head = next?.head, head.seq > checkpointedSeq,
-                ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval,
-                let checkpoint = checkpoint(of: head)
-            {
-                batch.checkpoints.append(checkpoint)
-            }
-            do {
-                let started = ContinuousClock.now
-                try await store.commit(batch)
-                commitDuration.record(.now - started)
-                lastCommitFailed.store(false, ordering: .relaxed)
-                chain = next
-                if let signed = batch.checkpoints.last {
-                    checkpointedSeq = signed.seq
-                    lastCheckpoint = .now
-                }
-                commits.increment()
-                batchSize.record(submissions.reduce(0) { $0 + $1.size })
-                for submission in submissions { submission.continuation.resume() }
-            } catch {
-                lastCommitFailed.store(true, ordering: .relaxed)
-                failedCommits.increment()
-                logger.error("Store commit failed", metadata: ["error": "\(error)", "requests": "\(submissions.count)"])
-                for submission in submissions { submission.continuation.resume(throwing: error) }
-            }
-            finished(submissions)
+            finished(writing: written)
         }
         // Closed and drained: sign where the chain ends, so that an export made later verifies to the end.
         if let head = chain?.head, head.seq > checkpointedSeq, let checkpoint = checkpoint(of: head) {
@@ -229,8 +261,8 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    private func finished(_ submissions: [Submission]) {
-        let written = submissions.reduce(0) { $0 + $1.size }
+    /// Frees the room of `written` writes, and wakes the submitters waiting for room.
+    private func finished(writing written: Int) {
         let waiters = state.withLock { state in
             state.pendingWrites -= written
             guard state.pendingWrites < maxPendingWrites else { return [CheckedContinuation<Void, Never>]() }

@@ -33,15 +33,16 @@ package struct AdmissionPlan: Sendable {
         /// Its place in the request, which is its ticket's place in the answer.
         package var index: Int
         package var push: ResolvedPush
-        /// Its receipt while the outcome is unknown: status pending.
-        package var receipt: Receipt
+        /// Its record, with the receipt pending, which the delivery job concludes with the sender's report.
+        package var record: NotificationRecord
     }
 
     /// One notification the relay refuses itself; nothing of it is sent.
     package struct Refused: Sendable, Equatable {
         package var index: Int
-        package var provider: Provider
         package var refusal: RelayRefusal
+        /// Its record, which the plan concluded with the refusal (in ``writes``).
+        package var record: NotificationRecord
     }
 
     /// Who sends, for receipts and audit records.
@@ -63,10 +64,8 @@ package struct AdmissionPlan: Sendable {
     package var tickets: [Ticket] = []
     package var deliveries: [Delivery] = []
     package var refused: [Refused] = []
-    /// The refusals' receipts and usage, written with the outcomes (or at once when nothing is sent).
-    package var batch = StoreBatch()
-    /// The refusals' audit records.
-    package var audit: [AuditEntry] = []
+    /// The refusals' receipts, usage and audit records, written with the outcomes (or at once when nothing is sent).
+    package var writes = RecordWrites()
 
     /// A request of `count` notifications fits the tenant's burst, or can never be admitted.
     package static func checkSize(_ count: Int, limits: RateLimits) throws(RequestRefusal) {
@@ -109,46 +108,35 @@ package struct AdmissionPlan: Sendable {
                 } else {
                     nil
                 }
-            var receipt = Receipt(
-                id: id,
-                tenantID: tenant.id,
-                keyID: origin.keyID,
-                provider: push.provider,
-                tokenFingerprint: tokenFingerprint,
-                isCritical: push.isCritical,
-                status: .pending,
-                createdAt: now,
-                updatedAt: now,
-                expiresAt: expires
+            let record = NotificationRecord(
+                receipt: Receipt(
+                    id: id,
+                    tenantID: tenant.id,
+                    keyID: origin.keyID,
+                    provider: push.provider,
+                    tokenFingerprint: tokenFingerprint,
+                    isCritical: push.isCritical,
+                    status: .pending,
+                    createdAt: now,
+                    updatedAt: now,
+                    expiresAt: expires
+                ),
+                tenantName: tenant.name,
+                requestID: origin.requestID,
+                client: origin.client
             )
             guard let refusal else {
                 tickets.append(Ticket(id: id, provider: push.provider, state: .pending))
-                deliveries.append(Delivery(index: index, push: push, receipt: receipt))
+                deliveries.append(Delivery(index: index, push: push, record: record))
                 continue
             }
-            receipt.status = .error
-            receipt.errorCode = refusal.code
-            receipt.message = refusal.message
             // A device over its allowance may send again once one notification's worth of the minute has passed.
-            let retryAfter = refusal == .messageRateExceeded ? max(1, 60 / max(1, tenant.limits.perDevicePerMinute)) : nil
-            tickets.append(
-                Ticket(
-                    id: id,
-                    provider: push.provider,
-                    state: .error(code: refusal.code, message: refusal.message, removeToken: false, retryAfter: retryAfter)
-                )
-            )
-            refused.append(Refused(index: index, provider: push.provider, refusal: refusal))
-            batch.count(UsageCounts(outcomeCode: refusal.code), for: UsageKey(tenantID: tenant.id, date: now, provider: push.provider))
-            batch.receipts.append(receipt)
-            audit.append(
-                AuditEntry(
-                    timeMillis: AuditTime.millis(now), event: .push, tenantID: tenant.id, keyID: origin.keyID,
-                    requestID: origin.requestID, client: origin.client, provider: push.provider.rawValue,
-                    tokenFingerprint: tokenFingerprint, critical: push.isCritical, outcome: refusal.code,
-                    attempts: 0, latencyMillis: 0
-                )
-            )
+            let retryAfter: Duration? =
+                refusal == .messageRateExceeded ? .seconds(max(1, 60 / max(1, tenant.limits.perDevicePerMinute))) : nil
+            let outcome = DeliveryOutcome.refused(refusal, retryAfter: retryAfter)
+            tickets.append(Ticket(id: id, provider: push.provider, state: Ticket.State(outcome)))
+            refused.append(Refused(index: index, refusal: refusal, record: record))
+            record.record(.final(outcome), at: now, into: &writes)
         }
     }
 }

@@ -19,22 +19,8 @@ final class DeliveryJob: Sendable {
     struct Item: Sendable {
         var index: Int
         var push: ResolvedPush
-        /// The receipt while the outcome is unknown: status pending.
-        var receipt: Receipt
-    }
-
-    /// Whose notifications these are, for metrics, usage and the audit log.
-    struct Origin: Sendable {
-        var tenant: Tenant
-        var keyID: String
-        var request: RequestTrail.Fields
-    }
-
-    /// What the request decided before sending (its refused notifications: receipts, usage, audit records), written
-    /// with the outcomes.
-    struct Writes: Sendable {
-        var batch = StoreBatch()
-        var audit: [AuditEntry] = []
+        /// The notification's record, with its receipt pending until the sender's report concludes it.
+        var record: NotificationRecord
     }
 
     /// What a waiting request learns.
@@ -53,10 +39,9 @@ final class DeliveryJob: Sendable {
     }
 
     let items: [Item]
-    let origin: Origin
-    /// The tenant's name, a bounded metric dimension (operators create tenants).
-    var tenantName: String { origin.tenant.name }
-    private let decided: Writes
+    /// What the request decided before sending (its refused notifications: receipts, usage, audit records), written
+    /// with the outcomes.
+    private let decided: RecordWrites
     private let state = Mutex(State())
     private let senders: [Provider: any PushSender]
     private let commits: CommitQueue
@@ -64,15 +49,13 @@ final class DeliveryJob: Sendable {
 
     init(
         items: [Item],
-        decided: Writes,
-        origin: Origin,
+        decided: RecordWrites,
         senders: [Provider: any PushSender],
         commits: CommitQueue,
         logger: Logger
     ) {
         self.items = items
         self.decided = decided
-        self.origin = origin
         self.senders = senders
         self.commits = commits
         self.logger = logger
@@ -84,20 +67,9 @@ final class DeliveryJob: Sendable {
         let reports = state.withLock { $0.reports }
         return decided.batch.receipts
             + items.map { item in
-                guard let report = reports[item.index] else { return item.receipt }
-                var receipt = item.receipt
-                receipt.apply(Self.update(item, report, at: date))
-                return receipt
+                guard let report = reports[item.index] else { return item.record.receipt }
+                return item.record.receipt(after: Conclusion(report), at: date)
             }
-    }
-
-    /// How a report changes an item's receipt. An Expo ticket stays pending until Expo's receipt arrives.
-    private static func update(_ item: Item, _ report: DeliveryReport, at date: Date) -> ReceiptUpdate {
-        if report.awaitsExpoReceipt, case .delivered(let ticket) = report.outcome {
-            ReceiptUpdate(id: item.receipt.id, status: .pending, providerMessageID: ticket, expoTicketID: ticket, updatedAt: date)
-        } else {
-            ReceiptUpdate(outcome: report.outcome, id: item.receipt.id, at: date)
-        }
     }
 
     /// Sends everything, records outcomes, writes them to the store, then wakes the waiters.
@@ -126,46 +98,23 @@ final class DeliveryJob: Sendable {
         }
         let now = Date()
         let reports = state.withLock { $0.reports }
-        var batch = decided.batch
-        var audit = decided.audit
+        var writes = decided
         for item in items {
-            var receipt = item.receipt
             // Every sender reports on every push it is given; a missing report would leave the receipt pending.
             if let report = reports[item.index] {
-                receipt.apply(Self.update(item, report, at: now))
-                if report.awaitsExpoReceipt {
-                    // Counted on the day of the receipt's creation, where its Expo receipt will move it from.
-                    batch.count(
-                        UsageCounts(accepted: 1),
-                        for: UsageKey(tenantID: origin.tenant.id, date: item.receipt.createdAt, provider: .expo)
-                    )
-                } else {
-                    batch.count(
-                        UsageCounts(outcomeCode: report.outcome.errorCode),
-                        for: UsageKey(tenantID: origin.tenant.id, date: now, provider: item.push.provider)
-                    )
-                }
-                audit.append(
-                    AuditEntry(
-                        timeMillis: AuditTime.millis(now), event: .push, tenantID: origin.tenant.id, keyID: origin.keyID,
-                        requestID: origin.request.requestID, client: origin.request.client,
-                        provider: item.push.provider.rawValue, tokenFingerprint: item.receipt.tokenFingerprint,
-                        critical: item.push.isCritical, outcome: report.outcome.errorCode ?? "ok",
-                        upstreamStatus: report.upstreamStatus, upstreamReason: report.upstreamReason,
-                        attempts: report.attempts, latencyMillis: Int(report.latency / .milliseconds(1))
-                    )
-                )
+                item.record.record(Conclusion(report), report: report, at: now, into: &writes)
+            } else {
+                writes.batch.receipts.append(item.record.receipt)
             }
-            batch.receipts.append(receipt)
         }
         do {
-            try await commits.submit(batch, audit: audit)
+            try await commits.submit(writes.batch, audit: writes.audit)
         } catch {
             // The notifications went out: their outcomes still reach the caller, but not the store. The relay writes
             // ahead of sending while the store keeps failing (``Relay``), so this is the window of one outage.
             logger.error(
                 "Receipts and audit records could not be stored",
-                metadata: ["error": "\(error)", "receipts": "\(batch.receipts.count)"]
+                metadata: ["error": "\(error)", "receipts": "\(writes.batch.receipts.count)"]
             )
         }
         let waiters = state.withLock { state in
@@ -178,15 +127,7 @@ final class DeliveryJob: Sendable {
 
     private func record(_ item: Item, _ report: DeliveryReport) {
         state.withLock { $0.reports[item.index] = report }
-        // A push Expo accepted is counted again, with its final outcome, when its receipt arrives
-        // (``AuditedExpoReceipts``): a counter cannot move a push from one outcome to another.
-        Counter(
-            label: "relay_pushes_total",
-            dimensions: [
-                ("tenant", tenantName), ("provider", item.push.provider.rawValue),
-                ("outcome", report.awaitsExpoReceipt ? "accepted" : report.outcome.shortDescription),
-            ]
-        ).increment()
+        item.record.count(Conclusion(report))
         Timer(label: "relay_upstream_duration_seconds", dimensions: [("provider", item.push.provider.rawValue)])
             .record(report.latency)
     }
@@ -228,12 +169,3 @@ package protocol SinglePushSender: PushSender {
 }
 
 extension ProviderSender: SinglePushSender where Upstream: SingleMessageUpstream {}
-
-extension DeliveryReport {
-    /// Expo accepted the notification (its ticket is ok, with an id): it counts as accepted, its receipt stays
-    /// pending, until the Expo receipt for that ticket gives its final outcome (``AuditedExpoReceipts``).
-    var awaitsExpoReceipt: Bool {
-        guard receiptPending, case .delivered(_?) = outcome else { return false }
-        return true
-    }
-}

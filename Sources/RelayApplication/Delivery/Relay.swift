@@ -121,13 +121,8 @@ package final class Relay: Sendable {
             fingerprint: { fingerprints.fingerprint($0.token, provider: $0.provider.rawValue) },
             allowDevice: { limiters.admitDevice(tenantID: tenant.id, fingerprint: $0, now: date) }
         )
-        for refused in plan.refused {
-            Counter(
-                label: "relay_pushes_total",
-                dimensions: [("tenant", tenant.name), ("provider", refused.provider.rawValue), ("outcome", "refused")]
-            ).increment()
-        }
-        let tickets = try await execute(plan, origin: DeliveryJob.Origin(tenant: tenant, keyID: identity.keyID, request: request), at: date, logger: requestLogger)
+        for refused in plan.refused { refused.record.count(.final(.refused(refused.refusal, retryAfter: nil))) }
+        let tickets = try await execute(plan, at: date, logger: requestLogger)
         return PushResult(tickets: tickets, rateLimit: status)
     }
 
@@ -165,20 +160,18 @@ package final class Relay: Sendable {
     /// and the request waits for its outcomes until the deadline. Returns the tickets as known then.
     private func execute(
         _ plan: AdmissionPlan,
-        origin: DeliveryJob.Origin,
         at date: Date,
         logger requestLogger: Logger
     ) async throws(RequestRefusal) -> [Ticket] {
         var tickets = plan.tickets
         guard !plan.deliveries.isEmpty else {
             // Nothing goes upstream: the refusals are the whole answer, stored before it is given.
-            try await store(plan.batch, audit: plan.audit, logger: requestLogger)
+            try await store(plan.writes, logger: requestLogger)
             return tickets
         }
         let job = DeliveryJob(
-            items: plan.deliveries.map { DeliveryJob.Item(index: $0.index, push: $0.push, receipt: $0.receipt) },
-            decided: DeliveryJob.Writes(batch: plan.batch, audit: plan.audit),
-            origin: origin,
+            items: plan.deliveries.map { DeliveryJob.Item(index: $0.index, push: $0.push, record: $0.record) },
+            decided: plan.writes,
             senders: senders,
             commits: commits,
             logger: requestLogger
@@ -187,23 +180,18 @@ package final class Relay: Sendable {
         // that is still down refuses the request (503) before anything is sent.
         let writtenAhead = commits.isFailing
         if writtenAhead {
-            try await store(StoreBatch(provisionalReceipts: job.provisionalReceipts(at: date)), logger: requestLogger)
+            try await store(RecordWrites(batch: StoreBatch(provisionalReceipts: job.provisionalReceipts(at: date))), logger: requestLogger)
         }
         do {
             try queue.submit(job)
         } catch {
             if writtenAhead {
                 // Shutdown began after the receipts were stored: they must not stay pending for ever.
-                let refusal = job.items.map {
-                    ReceiptUpdate(
-                        id: $0.receipt.id,
-                        status: .error,
-                        errorCode: "ProviderUnavailable",
-                        message: "The relay was shutting down; nothing was sent. Try again.",
-                        updatedAt: date
-                    )
+                var refusal = RecordWrites()
+                for item in job.items {
+                    item.record.record(.final(.refused(.shuttingDown, retryAfter: nil)), at: date, into: &refusal)
                 }
-                try? await commits.submit(StoreBatch(receiptUpdates: refusal))
+                try? await commits.submit(refusal.batch, audit: refusal.audit)
             }
             throw error
         }
@@ -218,12 +206,7 @@ package final class Relay: Sendable {
         }
         for item in job.items {
             guard let report = progress.reports[item.index] else { continue }
-            tickets[item.index].state =
-                if report.receiptPending, case .delivered(let ticketID) = report.outcome {
-                    .ok(providerMessageID: ticketID)
-                } else {
-                    Ticket.State(report.outcome)
-                }
+            tickets[item.index].state = Ticket.State(Conclusion(report))
         }
         return tickets
     }
@@ -245,12 +228,12 @@ package final class Relay: Sendable {
         }
     }
 
-    /// Commits `batch` and `audit` before an answer depends on them.
+    /// Commits `writes` before an answer depends on them.
     ///
     /// - Throws: ``RequestRefusal/storeUnavailable`` when the commit fails.
-    private func store(_ batch: StoreBatch, audit: [AuditEntry] = [], logger: Logger) async throws(RequestRefusal) {
+    private func store(_ writes: RecordWrites, logger: Logger) async throws(RequestRefusal) {
         do {
-            try await commits.submit(batch, audit: audit)
+            try await commits.submit(writes.batch, audit: writes.audit)
         } catch {
             logger.error("Receipts could not be stored", metadata: ["error": "\(error)"])
             throw .storeUnavailable

@@ -4,7 +4,7 @@ package import RelayCore
 package struct Ticket: Sendable, Equatable {
     package enum State: Sendable, Equatable {
         case ok(providerMessageID: String?)
-        case error(code: String, message: String, removeToken: Bool, retryAfter: Int?)
+        case error(code: OutcomeCode, message: String, removeToken: Bool, retryAfter: Int?)
         /// Accepted; the outcome was not known by the deadline and will be in the receipt.
         case pending
     }
@@ -15,56 +15,33 @@ package struct Ticket: Sendable, Equatable {
     package var state: State
 
     /// The ticket's error code, when it is an error.
-    package var errorCode: String? {
+    package var errorCode: OutcomeCode? {
         if case .error(let code, _, _, _) = state { code } else { nil }
     }
 }
 
-/// The relay's own refusals, before anything is sent upstream.
-package enum RelayRefusal: String, Sendable {
-    case criticalAlertsNotAllowed = "CriticalAlertsNotAllowed"
-    case providerNotConfigured = "ProviderNotConfigured"
-    case messageRateExceeded = "MessageRateExceeded"
-    /// The operator allows this tenant other providers only; the code is ProviderNotConfigured, as for the
-    /// relay as a whole, so callers need to handle one code.
-    case providerNotAllowed = "ProviderNotAllowed"
-
-    /// The ticket's error code.
-    package var code: String { self == .providerNotAllowed ? RelayRefusal.providerNotConfigured.rawValue : rawValue }
-
-    package var message: String {
-        switch self {
-        case .providerNotAllowed:
-            "This tenant may not push through this provider; nothing was sent. Ask the relay's operator."
-        case .criticalAlertsNotAllowed:
-            "This tenant may not send critical alerts; nothing was sent. Ask the relay's operator to allow them."
-        case .providerNotConfigured: "The relay has no credentials for this provider; nothing was sent."
-        case .messageRateExceeded: "Too many notifications to this device token in the last minute; nothing was sent."
+extension Ticket.State {
+    /// The ticket state of a final outcome: the only place a ticket is derived from one.
+    package init(_ outcome: DeliveryOutcome) {
+        if case .delivered(let messageID) = outcome {
+            self = .ok(providerMessageID: messageID)
+        } else {
+            self = .error(
+                code: outcome.code ?? .providerUnavailable,
+                message: outcome.message ?? "",
+                removeToken: outcome.removeToken,
+                retryAfter: outcome.retryAfter.map { Int($0.components.seconds) }
+            )
         }
     }
 }
 
 extension Ticket.State {
-    /// The ticket state of a final delivery outcome.
-    init(_ outcome: DeliveryOutcome) {
-        switch outcome {
-        case .delivered(let messageID):
-            self = .ok(providerMessageID: messageID)
-        case .unavailable(_, let retryAfter):
-            let seconds = retryAfter.map { Int($0.components.seconds) }
-            self = .error(
-                code: outcome.errorCode ?? "ProviderUnavailable",
-                message: outcome.message ?? "",
-                removeToken: false,
-                retryAfter: seconds
-            )
-        default:
-            self = .error(
-                code: outcome.errorCode ?? "ProviderError",
-                message: outcome.message ?? "",
-                removeToken: outcome.removeToken,
-                retryAfter: nil
-            )
+    /// The ticket state of a report read as a conclusion: a notification Expo accepted is `ok` with Expo's ticket id.
+    package init(_ conclusion: Conclusion) {
+        switch conclusion {
+        case .final(let outcome), .expoReceipt(let outcome, _): self.init(outcome)
+        case .acceptedByExpo(let ticketID): self = .ok(providerMessageID: ticketID)
         }
     }
 }

@@ -1,12 +1,37 @@
 extension DeliveryOutcome {
-    /// The error code a ticket or receipt shows for this outcome; `nil` when delivered.
-    package var errorCode: String? {
+    /// The code a ticket or receipt shows for this outcome; `nil` when delivered.
+    package var code: OutcomeCode? {
         switch self {
         case .delivered: nil
-        case .tokenInvalid(let problem, _, _): problem.rawValue
-        case .rejected(let code, _): code.rawValue
-        case .configurationError: "ProviderConfigurationError"
-        case .unavailable: "ProviderUnavailable"
+        case .tokenInvalid(.deviceNotRegistered, _, _): .deviceNotRegistered
+        case .tokenInvalid(.invalidToken, _, _): .invalidToken
+        case .rejected(.messageTooBig, _): .messageTooBig
+        case .rejected(.invalidArgument, _): .invalidArgument
+        case .rejected(.messageRateExceeded, _): .messageRateExceeded
+        case .configurationError: .providerConfigurationError
+        case .unavailable: .providerUnavailable
+        case .refused(let refusal, _): refusal.code
+        }
+    }
+
+    /// ``code`` as tickets and receipts spell it.
+    package var errorCode: String? { code?.rawValue }
+
+    /// When the caller may try again: the provider's or the relay's hint, if any.
+    package var retryAfter: Duration? {
+        switch self {
+        case .unavailable(_, let retryAfter), .refused(_, let retryAfter): retryAfter
+        default: nil
+        }
+    }
+
+    /// The provider's reason (`Unregistered`, `SENDER_ID_MISMATCH`, …); `nil` when delivered or refused by the relay.
+    package var upstreamReason: String? {
+        switch self {
+        case .delivered, .refused: nil
+        case .tokenInvalid(_, let reason, _), .rejected(_, let reason), .configurationError(let reason),
+            .unavailable(let reason, _):
+            reason
         }
     }
 
@@ -24,6 +49,7 @@ extension DeliveryOutcome {
         case .configurationError(let reason):
             "The relay's provider configuration was refused (\(reason)); the token is not at fault."
         case .unavailable(let reason, _): "The provider is unavailable (\(reason)); try again later."
+        case .refused(let refusal, _): refusal.message
         }
     }
 }

@@ -1,6 +1,9 @@
 package import Foundation
 
-/// The final result of one notification: what the caller is told and the receipt keeps.
+/// The final result of one notification: what the caller is told, the receipt keeps, the usage counts, the metrics
+/// label and the audit log records. Every one of those derives from this one value (``code``, ``message``,
+/// ``removeToken``, ``retryAfter``, ``shortDescription``), from the sender's report or the relay's own refusal to the
+/// store and each API's rendering.
 package enum DeliveryOutcome: Sendable, Equatable {
     /// The provider accepted the message. The id is APNs's `apns-id`, FCM's message name or Expo's ticket id.
     case delivered(providerMessageID: String?)
@@ -12,6 +15,9 @@ package enum DeliveryOutcome: Sendable, Equatable {
     case configurationError(reason: String)
     /// Transient failures outlasted the retry budget; the caller may try again after `retryAfter`.
     case unavailable(reason: String, retryAfter: Duration?)
+    /// The relay refused the notification itself; nothing was sent. `retryAfter` when waiting helps (a device over
+    /// its per-minute allowance).
+    case refused(RelayRefusal, retryAfter: Duration?)
 
     package enum TokenProblem: String, Sendable, Equatable {
         /// The app was uninstalled or the token expired (APNs 410, FCM UNREGISTERED, Expo DeviceNotRegistered).
@@ -39,6 +45,7 @@ package enum DeliveryOutcome: Sendable, Equatable {
         case .rejected: "rejected"
         case .configurationError: "configuration_error"
         case .unavailable: "unavailable"
+        case .refused: "refused"
         }
     }
 }

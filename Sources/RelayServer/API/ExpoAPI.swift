@@ -112,7 +112,7 @@ extension Ticket {
         case .error(let code, let message, _, _):
             return .object([
                 "status": .string("error"), "id": .string(id), "message": .string(message),
-                "details": .object(["error": .string(ExpoErrorCode.translating(code: code, message: message))]),
+                "details": .object(["error": .string(code.expoCode(message: message))]),
             ])
         }
     }
@@ -123,7 +123,7 @@ extension Receipt {
         if status == .ok { return .object(["status": .string("ok")]) }
         return .object([
             "status": .string("error"), "message": .string(message ?? ""),
-            "details": .object(["error": .string(ExpoErrorCode.translating(code: errorCode ?? "ProviderUnavailable", message: message))]),
+            "details": .object(["error": .string((code ?? .providerUnavailable).expoCode(message: message))]),
         ])
     }
 }

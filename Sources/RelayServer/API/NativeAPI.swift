@@ -76,7 +76,7 @@ extension Ticket {
         case .error(let code, let message, let removeToken, let retryAfter):
             fields["status"] = .string("error")
             fields["message"] = .string(message)
-            var details: [String: JSONValue] = ["error": .string(code), "removeToken": .bool(removeToken)]
+            var details: [String: JSONValue] = ["error": .string(code.rawValue), "removeToken": .bool(removeToken)]
             if let retryAfter { details["retryAfter"] = .int(Int64(retryAfter)) }
             fields["details"] = .object(details)
         }

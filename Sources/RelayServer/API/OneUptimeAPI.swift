@@ -89,15 +89,15 @@ struct OneUptimeAPI: Sendable {
     static func answer(_ tickets: [Ticket], headers: HTTPFields) -> Response {
         for ticket in tickets {
             guard case .error(let code, let message, _, _) = ticket.state else { continue }
-            let expoCode = ExpoErrorCode.translating(code: code, message: message)
+            let expoCode = code.expoCode(message: message)
             switch code {
-            case RelayRefusal.providerNotConfigured.rawValue:
+            case .providerNotConfigured:
                 return jsonResponse(
                     .object(["error": .string("Push relay is not configured. \(message)")]),
                     status: .badRequest,
                     headers: headers
                 )
-            case "ProviderUnavailable":
+            case .providerUnavailable:
                 // OneUptime logs a 500 and never retries it; the receipt keeps the reason.
                 return jsonResponse(.object(["error": .string("Server Error")]), status: .internalServerError, headers: headers)
             default:

@@ -22,6 +22,7 @@ enum VerdictClass: Equatable, Sendable {
         case .final(.rejected(let code, _)): self = .rejected(code)
         case .final(.configurationError): self = .configuration
         case .final(.unavailable): self = .retryThenUnavailable(fresh: false)  // never produced directly
+        case .final(.refused): self = .configuration  // only the relay refuses; a classifier never does
         case .retry(_, let fresh, .unavailable): self = .retryThenUnavailable(fresh: fresh)
         case .retry(_, _, .rejected(.messageRateExceeded, _)): self = .retryThenRateExceeded
         case .retry: self = .refreshCredential  // no other retry shape exists

@@ -1,0 +1,33 @@
+/// The relay's own refusals of one notification, before anything is sent upstream.
+package enum RelayRefusal: String, Sendable, CaseIterable {
+    case criticalAlertsNotAllowed = "CriticalAlertsNotAllowed"
+    case providerNotConfigured = "ProviderNotConfigured"
+    case messageRateExceeded = "MessageRateExceeded"
+    /// The operator allows this tenant other providers only; the code is ProviderNotConfigured, as for the
+    /// relay as a whole, so callers need to handle one code.
+    case providerNotAllowed = "ProviderNotAllowed"
+    /// The relay began shutting down after admitting the notification and before sending it.
+    case shuttingDown = "ShuttingDown"
+
+    /// The ticket's error code.
+    package var code: OutcomeCode {
+        switch self {
+        case .criticalAlertsNotAllowed: .criticalAlertsNotAllowed
+        case .providerNotConfigured, .providerNotAllowed: .providerNotConfigured
+        case .messageRateExceeded: .messageRateExceeded
+        case .shuttingDown: .providerUnavailable
+        }
+    }
+
+    package var message: String {
+        switch self {
+        case .providerNotAllowed:
+            "This tenant may not push through this provider; nothing was sent. Ask the relay's operator."
+        case .criticalAlertsNotAllowed:
+            "This tenant may not send critical alerts; nothing was sent. Ask the relay's operator to allow them."
+        case .providerNotConfigured: "The relay has no credentials for this provider; nothing was sent."
+        case .messageRateExceeded: "Too many notifications to this device token in the last minute; nothing was sent."
+        case .shuttingDown: "The relay was shutting down; nothing was sent. Try again."
+        }
+    }
+}
