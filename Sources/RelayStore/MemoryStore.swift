@@ -90,22 +90,6 @@ package final class MemoryStore: PushStore {
         }
     }
 
-    package func insertReceipts(_ receipts: [Receipt]) async throws {
-        state.withLock { state in
-            for receipt in receipts { state.receipts[receipt.id] = receipt }
-        }
-    }
-
-    package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
-        state.withLock { state in
-            for update in updates {
-                guard var receipt = state.receipts[update.id] else { continue }
-                receipt.apply(update)
-                state.receipts[update.id] = receipt
-            }
-        }
-    }
-
     package func receipts(ids: [String], tenantID: String) async throws -> [Receipt] {
         state.withLock { state in ids.compactMap { state.receipts[$0] }.filter { $0.tenantID == tenantID } }
     }

@@ -37,9 +37,7 @@ package protocol PushStore: ExpoReceiptStore {
     /// Records that keys were used (batched by the caller; only ever moves `lastUsedAt` forward).
     func markKeysUsed(_ ids: Set<String>, at: Date) async throws
 
-    // MARK: Receipts
-    func insertReceipts(_ receipts: [Receipt]) async throws
-    func updateReceipts(_ updates: [ReceiptUpdate]) async throws
+    // MARK: Receipts (written through `commit`)
     /// The receipts among `ids` that belong to `tenantID`; others' are simply absent.
     func receipts(ids: [String], tenantID: String) async throws -> [Receipt]
     /// The receipt still pending for an Expo ticket, if any (read before its receipt is recorded, for the audit log).

@@ -13,11 +13,6 @@ extension SQLiteStore {
     /// Expired receipts are deleted this many per transaction, so pruning never holds the writer for long.
     private static let pruneBatchSize = 5_000
 
-    package func insertReceipts(_ receipts: [Receipt]) async throws {
-        guard !receipts.isEmpty else { return }
-        try await writer.write { db in try Self.insert(receipts, db: db) }
-    }
-
     /// Inserts `receipts` inside the caller's transaction.
     ///
     /// - Parameter replacing: Whether a receipt with the same id is replaced (as in `MemoryStore`) or kept
@@ -50,15 +45,6 @@ extension SQLiteStore {
                     """
             )
             return try Row.fetchOne(statement, arguments: [expoTicketID]).map(Receipt.init(row:))
-        }
-    }
-
-    package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
-        guard !updates.isEmpty else { return }
-        try await writer.write { db in
-            for update in updates {
-                try Self.apply(update, db: db)
-            }
         }
     }
 

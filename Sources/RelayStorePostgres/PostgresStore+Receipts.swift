@@ -15,28 +15,6 @@ extension PostgresStore {
     /// Expired receipts are deleted this many per statement, so pruning never holds many row locks for long.
     private static let pruneBatchSize = 5_000
 
-    package func insertReceipts(_ receipts: [Receipt]) async throws {
-        let statements = Self.insertStatements(receipts)
-        if statements.count == 1, let statement = statements.first {
-            try await execute(statement)
-        } else if !statements.isEmpty {
-            try await transaction { transaction in
-                for statement in statements { try await transaction.execute(statement) }
-            }
-        }
-    }
-
-    package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
-        let statements = Self.updateStatements(updates)
-        if statements.count == 1, let statement = statements.first {
-            try await execute(statement)
-        } else if !statements.isEmpty {
-            try await transaction { transaction in
-                for statement in statements { try await transaction.execute(statement) }
-            }
-        }
-    }
-
     package func commit(_ batch: StoreBatch) async throws {
         guard !batch.isEmpty else { return }
         let statements =

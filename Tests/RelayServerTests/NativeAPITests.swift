@@ -281,8 +281,6 @@ struct DisablingStore: PushStore {
     func key(id: String) async throws -> TenantKeyRecord? { try await base.key(id: id) }
     func keys(tenantID: String) async throws -> [TenantKeyRecord] { try await base.keys(tenantID: tenantID) }
     func markKeysUsed(_ ids: Set<String>, at: Date) async throws { try await base.markKeysUsed(ids, at: at) }
-    func insertReceipts(_ receipts: [Receipt]) async throws { try await base.insertReceipts(receipts) }
-    func updateReceipts(_ updates: [ReceiptUpdate]) async throws { try await base.updateReceipts(updates) }
     func receipts(ids: [String], tenantID: String) async throws -> [Receipt] { try await base.receipts(ids: ids, tenantID: tenantID) }
     func pruneReceipts(now: Date) async throws -> Int { try await base.pruneReceipts(now: now) }
     func pendingReceipt(expoTicketID: String) async throws -> Receipt? { try await base.pendingReceipt(expoTicketID: expoTicketID) }
