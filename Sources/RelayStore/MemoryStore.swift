@@ -241,35 +241,3 @@ package final class MemoryStore: PushStore {
         }
     }
 }
-
-extension Receipt {
-    /// Applies a known outcome.
-    package mutating func apply(_ update: ReceiptUpdate) {
-        status = update.status
-        errorCode = update.errorCode
-        message = update.message
-        removeToken = update.removeToken
-        if let id = update.providerMessageID { providerMessageID = id }
-        expoTicketID = update.expoTicketID
-        updatedAt = update.updatedAt
-    }
-}
-
-extension ReceiptUpdate {
-    /// The update that records a final outcome.
-    package init(outcome: DeliveryOutcome, id: String, at date: Date) {
-        switch outcome {
-        case .delivered(let messageID):
-            self.init(id: id, status: .ok, providerMessageID: messageID, updatedAt: date)
-        default:
-            self.init(
-                id: id,
-                status: .error,
-                errorCode: outcome.errorCode,
-                message: outcome.message,
-                removeToken: outcome.removeToken,
-                updatedAt: date
-            )
-        }
-    }
-}

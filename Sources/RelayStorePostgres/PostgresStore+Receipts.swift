@@ -10,23 +10,11 @@ extension PostgresStore {
     ]
     private static let receiptColumns = receiptColumnNames.joined(separator: ", ")
 
-    /// Rows per multi-row statement: 1,000 receipts bind 15,000 parameters, well inside PostgreSQL's 65,535.
-    private static let rowsPerStatement = 1_000
+    /// Rows per multi-row statement (receipts, receipt updates, usage): 1,000 receipts bind 15,000 parameters, well
+    /// inside PostgreSQL's 65,535.
+    static let rowsPerStatement = 1_000
     /// Expired receipts are deleted this many per statement, so pruning never holds many row locks for long.
     private static let pruneBatchSize = 5_000
-
-    package func commit(_ batch: StoreBatch) async throws {
-        guard !batch.isEmpty else { return }
-        let statements =
-            Self.insertStatements(batch.provisionalReceipts, replacing: false) + Self.insertStatements(batch.receipts)
-            + Self.updateStatements(batch.receiptUpdates)
-            + Self.usageStatements(batch.usage) + Self.auditStatements(batch.audit)
-            + Self.checkpointStatements(batch.checkpoints)
-        guard !statements.isEmpty else { return }
-        try await transaction { transaction in
-            for statement in statements { try await transaction.execute(statement) }
-        }
-    }
 
     package func receipts(ids: [String], tenantID: String) async throws -> [Receipt] {
         guard !ids.isEmpty else { return [] }
@@ -121,17 +109,6 @@ extension PostgresStore {
         }
     }
 
-    // MARK: - Usage
-
-    package func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
-        try await rows(
-            """
-            SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted FROM usage_daily
-            WHERE tenant_id = \(tenantID) AND day >= \(fromDay) ORDER BY day, provider COLLATE "C"
-            """
-        ).map(UsageRow.init(row:))
-    }
-
     // MARK: - Statements
 
     /// Multi-row upserts: a receipt id again replaces the receipt, as in `MemoryStore` (within one call, the last
@@ -224,48 +201,6 @@ extension PostgresStore {
                     AS u (id, status, error_code, message, remove_token, provider_message_id, expo_ticket_id,
                         updated_at)
                 WHERE r.id = u.id
-                """,
-                binds: binds
-            )
-        }
-    }
-
-    /// Adds usage counters: one upsert per 1,000 rows, in key order (so concurrent commits cannot deadlock).
-    static func usageStatements(_ usage: [UsageKey: UsageCounts]) -> [PostgresQuery] {
-        let rows = usage.filter { !$0.value.isZero }.sorted {
-            ($0.key.tenantID, $0.key.day, $0.key.provider.rawValue) < (
-                $1.key.tenantID, $1.key.day, $1.key.provider.rawValue
-            )
-        }
-        let width = 9
-        return stride(from: 0, to: rows.count, by: rowsPerStatement).map { start in
-            let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
-            var binds = PostgresBindings(capacity: chunk.count * width)
-            var values: [String] = []
-            for (key, counts) in chunk {
-                values.append(PostgresBindings.placeholders(from: binds.count + 1, count: width))
-                binds.append(key.tenantID)
-                binds.append(key.day)
-                binds.append(key.provider.rawValue)
-                binds.append(counts.delivered)
-                binds.append(counts.tokenInvalid)
-                binds.append(counts.rejected)
-                binds.append(counts.rateLimited)
-                binds.append(counts.failed)
-                binds.append(counts.accepted)
-            }
-            return .assembled(
-                """
-                INSERT INTO usage_daily AS u (tenant_id, day, provider, delivered, token_invalid, rejected,
-                    rate_limited, failed, accepted)
-                VALUES \(values.joined(separator: ", "))
-                ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
-                    delivered = u.delivered + EXCLUDED.delivered,
-                    token_invalid = u.token_invalid + EXCLUDED.token_invalid,
-                    rejected = u.rejected + EXCLUDED.rejected,
-                    rate_limited = u.rate_limited + EXCLUDED.rate_limited,
-                    failed = u.failed + EXCLUDED.failed,
-                    accepted = u.accepted + EXCLUDED.accepted
                 """,
                 binds: binds
             )

@@ -1,0 +1,8 @@
+/// Store failures callers can act on.
+package enum StoreError: Error, Sendable, Equatable {
+    /// A tenant with this name, or a key with this id, already exists.
+    case duplicate(String)
+    case notFound(String)
+    /// The store URL or file is unusable.
+    case unavailable(String)
+}
