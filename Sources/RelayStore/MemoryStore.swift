@@ -90,22 +90,6 @@ package final class MemoryStore: PushStore {
         }
     }
 
-    package func insertReceipts(_ receipts: [Receipt]) async throws {
-        state.withLock { state in
-            for receipt in receipts { state.receipts[receipt.id] = receipt }
-        }
-    }
-
-    package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
-        state.withLock { state in
-            for update in updates {
-                guard var receipt = state.receipts[update.id] else { continue }
-                receipt.apply(update)
-                state.receipts[update.id] = receipt
-            }
-        }
-    }
-
     package func receipts(ids: [String], tenantID: String) async throws -> [Receipt] {
         state.withLock { state in ids.compactMap { state.receipts[$0] }.filter { $0.tenantID == tenantID } }
     }
@@ -127,6 +111,9 @@ package final class MemoryStore: PushStore {
     package func commit(_ batch: StoreBatch) async throws {
         try state.withLock { state in
             if state.commitsFail { throw StoreError.unavailable("commits fail (test)") }
+            let alreadyFinal = batch.receiptCloses.filter { state.receipts[$0.id]?.status != .pending }.map(\.id)
+            if !alreadyFinal.isEmpty { throw StoreError.receiptsAlreadyFinal(alreadyFinal) }
+            for update in batch.receiptCloses { state.receipts[update.id]?.apply(update) }
             for receipt in batch.provisionalReceipts where state.receipts[receipt.id] == nil {
                 state.receipts[receipt.id] = receipt
             }
@@ -244,48 +231,4 @@ package final class MemoryStore: PushStore {
         }
     }
 
-    @discardableResult
-    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool {
-        state.withLock { state in
-            guard let receipt = state.receipts.values.first(where: { $0.expoTicketID == ticketID && $0.status == .pending })
-            else { return false }
-            state.receipts[receipt.id]?.apply(ReceiptUpdate(outcome: outcome, id: receipt.id, at: Date()))
-            let key = UsageKey(tenantID: receipt.tenantID, date: receipt.createdAt, provider: .expo)
-            state.usage[key, default: UsageCounts()] =
-                state.usage[key, default: UsageCounts()] + .acceptedEnded(outcome)
-            return true
-        }
-    }
-}
-
-extension Receipt {
-    /// Applies a known outcome.
-    package mutating func apply(_ update: ReceiptUpdate) {
-        status = update.status
-        errorCode = update.errorCode
-        message = update.message
-        removeToken = update.removeToken
-        if let id = update.providerMessageID { providerMessageID = id }
-        expoTicketID = update.expoTicketID
-        updatedAt = update.updatedAt
-    }
-}
-
-extension ReceiptUpdate {
-    /// The update that records a final outcome.
-    package init(outcome: DeliveryOutcome, id: String, at date: Date) {
-        switch outcome {
-        case .delivered(let messageID):
-            self.init(id: id, status: .ok, providerMessageID: messageID, updatedAt: date)
-        default:
-            self.init(
-                id: id,
-                status: .error,
-                errorCode: outcome.errorCode,
-                message: outcome.message,
-                removeToken: outcome.removeToken,
-                updatedAt: date
-            )
-        }
-    }
 }

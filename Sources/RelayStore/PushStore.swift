@@ -5,9 +5,9 @@ package import RelayCore
 /// Everything PushRelay keeps: tenants, their keys, operators, receipts, usage counters and the audit log.
 ///
 /// Implementations: ``MemoryStore`` for tests, ``SQLiteStore`` (the embedded default) and, for several instances,
-/// the PostgreSQL store. Every method is safe to call concurrently. The Expo receipt poller reads and completes
-/// receipts through the ``ExpoReceiptStore`` part.
-package protocol PushStore: ExpoReceiptStore {
+/// the PostgreSQL store. Every method is safe to call concurrently. Receipts, usage and the audit log are written
+/// only through ``commit(_:)``, which the relay's commit queue calls.
+package protocol PushStore: Sendable {
     /// Creates or upgrades the schema; called once at start.
     func migrate() async throws
     /// Succeeds when the store answers (readiness).
@@ -37,19 +37,22 @@ package protocol PushStore: ExpoReceiptStore {
     /// Records that keys were used (batched by the caller; only ever moves `lastUsedAt` forward).
     func markKeysUsed(_ ids: Set<String>, at: Date) async throws
 
-    // MARK: Receipts
-    func insertReceipts(_ receipts: [Receipt]) async throws
-    func updateReceipts(_ updates: [ReceiptUpdate]) async throws
+    // MARK: Receipts (written through `commit`)
     /// The receipts among `ids` that belong to `tenantID`; others' are simply absent.
     func receipts(ids: [String], tenantID: String) async throws -> [Receipt]
-    /// The receipt still pending for an Expo ticket, if any (read before its receipt is recorded, for the audit log).
+    /// The receipt still pending for an Expo ticket, if any: the record Expo's receipt concludes.
     func pendingReceipt(expoTicketID: String) async throws -> Receipt?
+    /// Ticket ids whose push was accepted by Expo before `sentBefore` and whose receipt has not arrived, oldest first.
+    func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String]
     /// Deletes receipts that expired before `now`; returns how many.
     func pruneReceipts(now: Date) async throws -> Int
 
     // MARK: Group commit
     /// Writes everything a batch holds in one transaction: all of it or none of it. The relay's commit queue gathers
     /// the receipts, receipt updates and usage of many requests into one batch (group commit).
+    ///
+    /// - Throws: ``StoreError/receiptsAlreadyFinal(_:)``, writing nothing, when one of the batch's
+    ///   ``StoreBatch/receiptCloses`` finds its receipt no longer pending.
     func commit(_ batch: StoreBatch) async throws
 
     // MARK: Operators

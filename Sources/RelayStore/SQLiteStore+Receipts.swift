@@ -13,11 +13,6 @@ extension SQLiteStore {
     /// Expired receipts are deleted this many per transaction, so pruning never holds the writer for long.
     private static let pruneBatchSize = 5_000
 
-    package func insertReceipts(_ receipts: [Receipt]) async throws {
-        guard !receipts.isEmpty else { return }
-        try await writer.write { db in try Self.insert(receipts, db: db) }
-    }
-
     /// Inserts `receipts` inside the caller's transaction.
     ///
     /// - Parameter replacing: Whether a receipt with the same id is replaced (as in `MemoryStore`) or kept
@@ -53,24 +48,25 @@ extension SQLiteStore {
         }
     }
 
-    package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
-        guard !updates.isEmpty else { return }
-        try await writer.write { db in
-            for update in updates {
-                try Self.apply(update, db: db)
-            }
-        }
-    }
-
     /// Applies `update` to its receipt, if there is one: the rules of ``Receipt/apply(_:)``.
     static func apply(_ update: ReceiptUpdate, db: Database) throws {
+        try write(update, db: db, condition: "")
+    }
+
+    /// Applies `update` only to a receipt still pending; `false` when there is none (closed already, or unknown).
+    static func close(_ update: ReceiptUpdate, db: Database) throws -> Bool {
+        try write(update, db: db, condition: " AND status = 'pending'")
+        return db.changesCount > 0
+    }
+
+    private static func write(_ update: ReceiptUpdate, db: Database, condition: String) throws {
         // A known provider message id is kept when the update brings none.
         let statement = try db.cachedStatement(
             sql: """
                 UPDATE receipts SET status = ?, error_code = ?, message = ?, remove_token = ?,
                     provider_message_id = COALESCE(?, provider_message_id), expo_ticket_id = ?, updated_at = ?
                 WHERE id = ?
-                """
+                """ + condition
         )
         try statement.execute(arguments: [
             update.status.rawValue, update.errorCode, update.message, update.removeToken, update.providerMessageID,
@@ -128,7 +124,7 @@ extension SQLiteStore {
         }
     }
 
-    // MARK: - ExpoReceiptStore
+    // MARK: - Expo receipts
 
     package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
         guard limit > 0 else { return [] }
@@ -145,26 +141,4 @@ extension SQLiteStore {
         }
     }
 
-    @discardableResult
-    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool {
-        let now = Date()
-        return try await writer.write { db in
-            // The literal conditions match the partial index `receipts_pending_by_expo_ticket`.
-            let statement = try db.cachedStatement(
-                sql: """
-                    SELECT id, tenant_id, created_at FROM receipts
-                    WHERE expo_ticket_id = ? AND status = 'pending' AND expo_ticket_id IS NOT NULL
-                    LIMIT 1
-                    """
-            )
-            guard let row = try Row.fetchOne(statement, arguments: [ticketID]) else { return false }
-            let id: String = try row.decode(forColumn: "id")
-            let created = Date(timeIntervalSince1970: try row.decode(Double.self, forColumn: "created_at"))
-            try Self.apply(ReceiptUpdate(outcome: outcome, id: id, at: now), db: db)
-            // On the day the push was accepted, where its ticket counted it.
-            let key = UsageKey(tenantID: try row.decode(forColumn: "tenant_id"), date: created, provider: .expo)
-            try Self.add([key: .acceptedEnded(outcome)], db: db)
-            return true
-        }
-    }
 }

@@ -14,9 +14,9 @@ import Synchronization
 /// ### Implementation
 /// - Every method is one GRDB access: one `read`, or one `write` (a transaction), awaited without blocking the
 ///   cooperative pool. GRDB serialises writes and makes the type `Sendable`.
-/// - The hot paths (``insertReceipts(_:)``, ``updateReceipts(_:)``, ``key(id:)``) run cached prepared statements,
-///   once per row inside a single transaction: SQLite executes in-process, so a prepared statement per row costs
-///   microseconds, and the transaction means one commit (one WAL append) per call.
+/// - The hot paths (``commit(_:)``, ``key(id:)``) run cached prepared statements, once per row inside a single
+///   transaction: SQLite executes in-process, so a prepared statement per row costs microseconds, and the
+///   transaction means one commit (one WAL append) per call.
 /// - Dates are stored as UNIX seconds (`REAL`), so SQL can compare them and `sqlite3` can show them with
 ///   `datetime(col, 'unixepoch')`. The round trip keeps about a microsecond; whole seconds come back exactly.
 /// - The WAL runs with `synchronous = NORMAL`: a power cut may lose the last commits but never corrupts the file,

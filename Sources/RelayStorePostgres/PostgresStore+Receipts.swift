@@ -10,45 +10,11 @@ extension PostgresStore {
     ]
     private static let receiptColumns = receiptColumnNames.joined(separator: ", ")
 
-    /// Rows per multi-row statement: 1,000 receipts bind 15,000 parameters, well inside PostgreSQL's 65,535.
-    private static let rowsPerStatement = 1_000
+    /// Rows per multi-row statement (receipts, receipt updates, usage): 1,000 receipts bind 15,000 parameters, well
+    /// inside PostgreSQL's 65,535.
+    static let rowsPerStatement = 1_000
     /// Expired receipts are deleted this many per statement, so pruning never holds many row locks for long.
     private static let pruneBatchSize = 5_000
-
-    package func insertReceipts(_ receipts: [Receipt]) async throws {
-        let statements = Self.insertStatements(receipts)
-        if statements.count == 1, let statement = statements.first {
-            try await execute(statement)
-        } else if !statements.isEmpty {
-            try await transaction { transaction in
-                for statement in statements { try await transaction.execute(statement) }
-            }
-        }
-    }
-
-    package func updateReceipts(_ updates: [ReceiptUpdate]) async throws {
-        let statements = Self.updateStatements(updates)
-        if statements.count == 1, let statement = statements.first {
-            try await execute(statement)
-        } else if !statements.isEmpty {
-            try await transaction { transaction in
-                for statement in statements { try await transaction.execute(statement) }
-            }
-        }
-    }
-
-    package func commit(_ batch: StoreBatch) async throws {
-        guard !batch.isEmpty else { return }
-        let statements =
-            Self.insertStatements(batch.provisionalReceipts, replacing: false) + Self.insertStatements(batch.receipts)
-            + Self.updateStatements(batch.receiptUpdates)
-            + Self.usageStatements(batch.usage) + Self.auditStatements(batch.audit)
-            + Self.checkpointStatements(batch.checkpoints)
-        guard !statements.isEmpty else { return }
-        try await transaction { transaction in
-            for statement in statements { try await transaction.execute(statement) }
-        }
-    }
 
     package func receipts(ids: [String], tenantID: String) async throws -> [Receipt] {
         guard !ids.isEmpty else { return [] }
@@ -88,7 +54,7 @@ extension PostgresStore {
         }
     }
 
-    // MARK: - ExpoReceiptStore
+    // MARK: - Expo receipts
 
     package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
         guard limit > 0 else { return [] }
@@ -112,46 +78,20 @@ extension PostgresStore {
         ).first.map { try Receipt(row: $0) }
     }
 
-    @discardableResult
-    package func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool {
-        let update = ReceiptUpdate(outcome: outcome, id: "", at: Date())
-        return try await transaction { transaction in
-            // The inner conditions match the partial index `receipts_pending_by_expo_ticket`; the outer `status`
-            // check makes a second relay recording the same ticket at once change nothing (it waits for the first
-            // one's row lock, then finds the receipt no longer pending), so the usage moves once.
-            let closed = try await transaction.rows(
-                """
-                UPDATE receipts SET status = \(update.status.rawValue), error_code = \(update.errorCode),
-                    message = \(update.message), remove_token = \(update.removeToken),
-                    provider_message_id = COALESCE(\(update.providerMessageID), provider_message_id),
-                    expo_ticket_id = \(update.expoTicketID), updated_at = \(update.updatedAt.unixSeconds)
-                WHERE status = 'pending' AND id = (
-                    SELECT id FROM receipts
-                    WHERE expo_ticket_id = \(ticketID) AND status = 'pending' AND expo_ticket_id IS NOT NULL
-                    LIMIT 1
-                )
-                RETURNING tenant_id, created_at
-                """
-            )
-            guard let row = closed.first?.makeRandomAccess() else { return false }
-            // On the day the push was accepted, where its ticket counted it.
-            let key = UsageKey(tenantID: try row.value("tenant_id"), date: try row.date("created_at"), provider: .expo)
-            for statement in Self.usageStatements([key: .acceptedEnded(outcome)]) {
-                try await transaction.execute(statement)
-            }
-            return true
-        }
-    }
-
-    // MARK: - Usage
-
-    package func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
-        try await rows(
+    /// Applies `update` only to a receipt still pending; `false` when there is none. A second relay closing the same
+    /// receipt at once waits for the first one's row lock, then finds it no longer pending and changes nothing.
+    static func close(_ update: ReceiptUpdate, in transaction: Transaction) async throws -> Bool {
+        let closed = try await transaction.rows(
             """
-            SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted FROM usage_daily
-            WHERE tenant_id = \(tenantID) AND day >= \(fromDay) ORDER BY day, provider COLLATE "C"
+            UPDATE receipts SET status = \(update.status.rawValue), error_code = \(update.errorCode),
+                message = \(update.message), remove_token = \(update.removeToken),
+                provider_message_id = COALESCE(\(update.providerMessageID), provider_message_id),
+                expo_ticket_id = \(update.expoTicketID), updated_at = \(update.updatedAt.unixSeconds)
+            WHERE id = \(update.id) AND status = 'pending'
+            RETURNING id
             """
-        ).map(UsageRow.init(row:))
+        )
+        return !closed.isEmpty
     }
 
     // MARK: - Statements
@@ -246,48 +186,6 @@ extension PostgresStore {
                     AS u (id, status, error_code, message, remove_token, provider_message_id, expo_ticket_id,
                         updated_at)
                 WHERE r.id = u.id
-                """,
-                binds: binds
-            )
-        }
-    }
-
-    /// Adds usage counters: one upsert per 1,000 rows, in key order (so concurrent commits cannot deadlock).
-    static func usageStatements(_ usage: [UsageKey: UsageCounts]) -> [PostgresQuery] {
-        let rows = usage.filter { !$0.value.isZero }.sorted {
-            ($0.key.tenantID, $0.key.day, $0.key.provider.rawValue) < (
-                $1.key.tenantID, $1.key.day, $1.key.provider.rawValue
-            )
-        }
-        let width = 9
-        return stride(from: 0, to: rows.count, by: rowsPerStatement).map { start in
-            let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
-            var binds = PostgresBindings(capacity: chunk.count * width)
-            var values: [String] = []
-            for (key, counts) in chunk {
-                values.append(PostgresBindings.placeholders(from: binds.count + 1, count: width))
-                binds.append(key.tenantID)
-                binds.append(key.day)
-                binds.append(key.provider.rawValue)
-                binds.append(counts.delivered)
-                binds.append(counts.tokenInvalid)
-                binds.append(counts.rejected)
-                binds.append(counts.rateLimited)
-                binds.append(counts.failed)
-                binds.append(counts.accepted)
-            }
-            return .assembled(
-                """
-                INSERT INTO usage_daily AS u (tenant_id, day, provider, delivered, token_invalid, rejected,
-                    rate_limited, failed, accepted)
-                VALUES \(values.joined(separator: ", "))
-                ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
-                    delivered = u.delivered + EXCLUDED.delivered,
-                    token_invalid = u.token_invalid + EXCLUDED.token_invalid,
-                    rejected = u.rejected + EXCLUDED.rejected,
-                    rate_limited = u.rate_limited + EXCLUDED.rate_limited,
-                    failed = u.failed + EXCLUDED.failed,
-                    accepted = u.accepted + EXCLUDED.accepted
                 """,
                 binds: binds
             )

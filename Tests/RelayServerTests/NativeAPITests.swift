@@ -281,14 +281,11 @@ struct DisablingStore: PushStore {
     func key(id: String) async throws -> TenantKeyRecord? { try await base.key(id: id) }
     func keys(tenantID: String) async throws -> [TenantKeyRecord] { try await base.keys(tenantID: tenantID) }
     func markKeysUsed(_ ids: Set<String>, at: Date) async throws { try await base.markKeysUsed(ids, at: at) }
-    func insertReceipts(_ receipts: [Receipt]) async throws { try await base.insertReceipts(receipts) }
-    func updateReceipts(_ updates: [ReceiptUpdate]) async throws { try await base.updateReceipts(updates) }
     func receipts(ids: [String], tenantID: String) async throws -> [Receipt] { try await base.receipts(ids: ids, tenantID: tenantID) }
     func pruneReceipts(now: Date) async throws -> Int { try await base.pruneReceipts(now: now) }
     func pendingReceipt(expoTicketID: String) async throws -> Receipt? { try await base.pendingReceipt(expoTicketID: expoTicketID) }
     func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
     func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] { try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit) }
-    func recordExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool { try await base.recordExpoReceipt(ticketID: ticketID, outcome: outcome) }
     func commit(_ batch: StoreBatch) async throws { try await base.commit(batch) }
     func createOperator(_ record: OperatorRecord) async throws { try await base.createOperator(record) }
     func operatorRecord(id: String) async throws -> OperatorRecord? { try await base.operatorRecord(id: id) }

@@ -88,7 +88,7 @@ struct OperatorConformanceTests {
     @Test(arguments: StoreKind.all)
     func groupCommitWritesReceiptsUpdatesAndUsageTogether(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            try await store.insertReceipts([Fixture.receipt("r0")])
+            try await store.commit(StoreBatch(receipts: [Fixture.receipt("r0")]))
             let day = UsageKey.day(of: Fixture.t0)
             var batch = StoreBatch(
                 receipts: [Fixture.receipt("r1"), Fixture.receipt("r2", provider: .fcm)],
@@ -137,13 +137,13 @@ struct OperatorConformanceTests {
     @Test(arguments: StoreKind.all)
     func thePendingReceiptOfAnExpoTicketIsFoundUntilItsReceiptArrives(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            try await store.insertReceipts([
+            try await store.commit(StoreBatch(receipts: [
                 Fixture.receipt("r1", provider: .expo, expoTicketID: "ticket-1"),
                 Fixture.receipt("r2", provider: .expo, status: .ok, expoTicketID: "ticket-2"),
-            ])
+            ]))
             #expect(try await store.pendingReceipt(expoTicketID: "ticket-1")?.id == "r1")
             #expect(try await store.pendingReceipt(expoTicketID: "ticket-2") == nil)
-            try await store.recordExpoReceipt(ticketID: "ticket-1", outcome: .delivered(providerMessageID: nil))
+            try await store.closeExpoReceipt(ticketID: "ticket-1", outcome: .delivered(providerMessageID: nil))
             #expect(try await store.pendingReceipt(expoTicketID: "ticket-1") == nil)
         }
     }

@@ -129,7 +129,7 @@ struct PostgresStoreTests {
             let closed = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for ticket in tickets {
                     for store in stores {
-                        group.addTask { try await store.recordExpoReceipt(ticketID: ticket, outcome: dead) }
+                        group.addTask { try await store.closeExpoReceipt(ticketID: ticket, outcome: dead) }
                     }
                 }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
@@ -149,13 +149,13 @@ struct PostgresStoreTests {
             try await store.execute("DELETE FROM schema_migrations WHERE name = 'v3'")
             let (first, second) = (Fixture.t0, Fixture.date(86_400))
             let (firstDay, secondDay) = (UsageKey.day(of: first), UsageKey.day(of: second))
-            try await store.insertReceipts([
+            try await store.commit(StoreBatch(receipts: [
                 Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: first),
                 Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: first),
                 Fixture.receipt("c", provider: .expo, expoTicketID: "C", createdAt: second),
                 Fixture.receipt("done", provider: .expo, status: .ok, createdAt: first),
                 Fixture.receipt("apns", createdAt: first),
-            ])
+            ]))
             try await store.execute(
                 """
                 INSERT INTO usage_daily (tenant_id, day, provider, delivered) VALUES
@@ -173,7 +173,7 @@ struct PostgresStoreTests {
                 ]
             )
             // The receipts then move them as they would have moved pushes accepted after the upgrade.
-            #expect(try await store.recordExpoReceipt(ticketID: "C", outcome: .delivered(providerMessageID: "C")))
+            #expect(try await store.closeExpoReceipt(ticketID: "C", outcome: .delivered(providerMessageID: "C")))
             #expect(
                 try await store.usage(tenantID: "tenant-a", fromDay: secondDay).map(\.counts)
                     == [UsageCounts(delivered: 1)]

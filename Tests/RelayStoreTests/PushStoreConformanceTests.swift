@@ -215,8 +215,8 @@ struct PushStoreConformanceTests {
             full.providerMessageID = "msg-2"
             full.updatedAt = Fixture.date(3)
             let others = Fixture.receipt("r3", tenantID: "tenant-b", provider: .fcm, status: .ok)
-            try await store.insertReceipts([plain, full, others])
-            try await store.insertReceipts([])
+            try await store.commit(StoreBatch(receipts: [plain, full, others]))
+            try await store.commit(StoreBatch(receipts: []))
 
             #expect(
                 try await store.receipts(ids: ["r1", "r2", "r3", "missing"], tenantID: "tenant-a") == [plain, full])
@@ -230,11 +230,11 @@ struct PushStoreConformanceTests {
     }
 
     @Test(arguments: StoreKind.all)
-    func insertingATakenReceiptIDReplacesIt(kind: StoreKind) async throws {
+    func committingATakenReceiptIDReplacesIt(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            try await store.insertReceipts([Fixture.receipt("r1")])
+            try await store.commit(StoreBatch(receipts: [Fixture.receipt("r1")]))
             let replacement = Fixture.receipt("r1", provider: .fcm, status: .ok, createdAt: Fixture.date(1))
-            try await store.insertReceipts([replacement])
+            try await store.commit(StoreBatch(receipts: [replacement]))
             #expect(try await store.receipts(ids: ["r1"], tenantID: "tenant-a") == [replacement])
         }
     }
@@ -267,9 +267,9 @@ struct PushStoreConformanceTests {
             apns.providerMessageID = "apns-id-1"
             let expo = Fixture.receipt("r2", provider: .expo)
             let untouched = Fixture.receipt("r3")
-            try await store.insertReceipts([apns, expo, untouched])
+            try await store.commit(StoreBatch(receipts: [apns, expo, untouched]))
 
-            try await store.updateReceipts([
+            try await store.commit(StoreBatch(receiptUpdates: [
                 // No message id in the update: the known one stays.
                 ReceiptUpdate(id: "r1", status: .ok, updatedAt: Fixture.date(1)),
                 // Expo accepted the push: a ticket to poll for.
@@ -277,8 +277,8 @@ struct PushStoreConformanceTests {
                     id: "r2", status: .pending, providerMessageID: "t-2", expoTicketID: "t-2",
                     updatedAt: Fixture.date(2)),
                 ReceiptUpdate(id: "missing", status: .ok, updatedAt: Fixture.date(1)),
-            ])
-            try await store.updateReceipts([])
+            ]))
+            try await store.commit(StoreBatch(receiptUpdates: []))
             var expected = [apns, expo]
             expected[0].status = .ok
             expected[0].updatedAt = Fixture.date(1)
@@ -287,7 +287,7 @@ struct PushStoreConformanceTests {
             expected[1].updatedAt = Fixture.date(2)
             #expect(try await store.receipts(ids: ["r1", "r2", "missing"], tenantID: "tenant-a") == expected)
 
-            try await store.updateReceipts([
+            try await store.commit(StoreBatch(receiptUpdates: [
                 ReceiptUpdate(
                     id: "r2",
                     status: .error,
@@ -296,7 +296,7 @@ struct PushStoreConformanceTests {
                     removeToken: true,
                     updatedAt: Fixture.date(3)
                 )
-            ])
+            ]))
             let failed = try #require(try await store.receipts(ids: ["r2"], tenantID: "tenant-a").first)
             #expect(failed.status == .error)
             #expect(failed.errorCode == "DeviceNotRegistered")
@@ -317,7 +317,7 @@ struct PushStoreConformanceTests {
                 Fixture.receipt("r\(index)", tenantID: index.isMultiple(of: 13) ? "tenant-b" : "tenant-a")
             }
             for batch in stride(from: 0, to: receipts.count, by: 100) {
-                try await store.insertReceipts(Array(receipts[batch..<batch + 100]))
+                try await store.commit(StoreBatch(receipts: Array(receipts[batch..<batch + 100])))
             }
             let ids = receipts.map(\.id).reversed() + (0..<50).map { "missing-\($0)" }
             let found = try await store.receipts(ids: ids, tenantID: "tenant-a")
@@ -329,12 +329,12 @@ struct PushStoreConformanceTests {
     func pruningDeletesOnlyExpiredReceipts(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let now = Fixture.date(100)
-            try await store.insertReceipts([
+            try await store.commit(StoreBatch(receipts: [
                 Fixture.receipt("expired-1", expiresAt: Fixture.date(10)),
                 Fixture.receipt("expired-2", tenantID: "tenant-b", expiresAt: Fixture.date(99)),
                 Fixture.receipt("expires-now", expiresAt: now),
                 Fixture.receipt("later", expiresAt: Fixture.date(101)),
-            ])
+            ]))
 
             #expect(try await store.pruneReceipts(now: now) == 2)
             #expect(try await store.pruneReceipts(now: now) == 0)
@@ -350,9 +350,9 @@ struct PushStoreConformanceTests {
             let count = 12_345
             let receipts = (0..<count).map { Fixture.receipt("r\($0)", expiresAt: Fixture.date($0 % 50)) }
             for batch in stride(from: 0, to: count, by: 1_000) {
-                try await store.insertReceipts(Array(receipts[batch..<min(batch + 1_000, count)]))
+                try await store.commit(StoreBatch(receipts: Array(receipts[batch..<min(batch + 1_000, count)])))
             }
-            try await store.insertReceipts([Fixture.receipt("kept", expiresAt: Fixture.date(60))])
+            try await store.commit(StoreBatch(receipts: [Fixture.receipt("kept", expiresAt: Fixture.date(60))]))
 
             #expect(try await store.pruneReceipts(now: Fixture.date(50)) == count)
             #expect(try await store.receipts(ids: ["r0", "r49", "kept"], tenantID: "tenant-a").map(\.id) == ["kept"])
@@ -364,7 +364,7 @@ struct PushStoreConformanceTests {
     @Test(arguments: StoreKind.all)
     func pendingExpoTicketsAreTheAwaitedOnesOldestFirst(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            try await store.insertReceipts([
+            try await store.commit(StoreBatch(receipts: [
                 Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: Fixture.date(3)),
                 Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: Fixture.date(1)),
                 Fixture.receipt(
@@ -377,7 +377,7 @@ struct PushStoreConformanceTests {
                 // Too recent: at the cutoff, and after it.
                 Fixture.receipt("e", provider: .expo, expoTicketID: "E", createdAt: Fixture.date(10)),
                 Fixture.receipt("f", provider: .expo, expoTicketID: "F", createdAt: Fixture.date(20)),
-            ])
+            ]))
 
             let cutoff = Fixture.date(10)
             #expect(try await store.pendingExpoTickets(sentBefore: cutoff, limit: 100) == ["B", "H", "A"])
@@ -388,24 +388,56 @@ struct PushStoreConformanceTests {
         }
     }
 
+    /// A receipt close that finds its receipt final fails the whole commit: another writer recorded that outcome,
+    /// so neither the close nor anything else of the batch (usage, other receipts) may be written.
+    @Test(arguments: StoreKind.all)
+    func aCloseOfAFinalReceiptWritesNothingOfItsBatch(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let final = Fixture.receipt("final", provider: .expo, status: .ok)
+            try await store.commit(StoreBatch(receipts: [final, Fixture.receipt("open", provider: .expo, expoTicketID: "O")]))
+            let close = { (id: String) in
+                ReceiptUpdate(id: id, status: .error, errorCode: "DeviceNotRegistered", updatedAt: Fixture.date(5))
+            }
+            var batch = StoreBatch(
+                receipts: [Fixture.receipt("bystander")],
+                receiptCloses: [close("open"), close("final"), close("unknown")]
+            )
+            batch.count(UsageCounts(tokenInvalid: 1), for: UsageKey(tenantID: "tenant-a", date: Fixture.t0, provider: .expo))
+            do {
+                try await store.commit(batch)
+                Issue.record("the commit should have failed")
+            } catch let error as StoreError {
+                #expect(error == .receiptsAlreadyFinal(["final", "unknown"]))
+            }
+            let found = try await store.receipts(ids: ["final", "open", "bystander"], tenantID: "tenant-a")
+            #expect(found.map(\.id) == ["final", "open"])
+            #expect(found.map(\.status) == [.ok, .pending])
+            #expect(try await store.usage(tenantID: "tenant-a", fromDay: "1970-01-01").isEmpty)
+
+            // Alone, the close of the pending receipt goes through.
+            try await store.commit(StoreBatch(receiptCloses: [close("open")]))
+            #expect(try await store.receipts(ids: ["open"], tenantID: "tenant-a").map(\.errorCode) == ["DeviceNotRegistered"])
+        }
+    }
+
     @Test(arguments: StoreKind.all)
     func expoReceiptCompletesThePendingReceipt(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let done = Fixture.receipt("done", provider: .expo, status: .ok, expoTicketID: "D")
-            try await store.insertReceipts([
+            try await store.commit(StoreBatch(receipts: [
                 Fixture.receipt("ok", provider: .expo, expoTicketID: "A"),
                 Fixture.receipt("gone", provider: .expo, expoTicketID: "B"),
                 done,
-            ])
+            ]))
             let start = Date()
 
-            try await store.recordExpoReceipt(ticketID: "A", outcome: .delivered(providerMessageID: "A"))
-            try await store.recordExpoReceipt(
+            try await store.closeExpoReceipt(ticketID: "A", outcome: .delivered(providerMessageID: "A"))
+            try await store.closeExpoReceipt(
                 ticketID: "B",
                 outcome: .tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
             )
-            try await store.recordExpoReceipt(ticketID: "D", outcome: .configurationError(reason: "late"))
-            try await store.recordExpoReceipt(ticketID: "missing", outcome: .delivered(providerMessageID: nil))
+            try await store.closeExpoReceipt(ticketID: "D", outcome: .configurationError(reason: "late"))
+            try await store.closeExpoReceipt(ticketID: "missing", outcome: .delivered(providerMessageID: nil))
 
             let found = try await store.receipts(ids: ["ok", "gone", "done"], tenantID: "tenant-a")
             try #require(found.count == 3)
@@ -450,21 +482,21 @@ struct PushStoreConformanceTests {
             #expect(try await usage() == [firstDay: UsageCounts(accepted: 2), secondDay: UsageCounts(accepted: 1)])
 
             let dead = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
-            #expect(try await store.recordExpoReceipt(ticketID: "G", outcome: dead))
+            #expect(try await store.closeExpoReceipt(ticketID: "G", outcome: dead))
             #expect(
                 try await usage() == [firstDay: UsageCounts(tokenInvalid: 1, accepted: 1), secondDay: UsageCounts(accepted: 1)]
             )
-            #expect(try await store.recordExpoReceipt(ticketID: "O", outcome: .delivered(providerMessageID: "O")))
+            #expect(try await store.closeExpoReceipt(ticketID: "O", outcome: .delivered(providerMessageID: "O")))
             #expect(
                 try await usage() == [firstDay: UsageCounts(delivered: 1, tokenInvalid: 1), secondDay: UsageCounts(accepted: 1)]
             )
 
             // A receipt already recorded, or an unknown ticket, moves nothing.
-            #expect(try await !store.recordExpoReceipt(ticketID: "G", outcome: .delivered(providerMessageID: "G")))
-            #expect(try await !store.recordExpoReceipt(ticketID: "missing", outcome: dead))
+            #expect(try await !store.closeExpoReceipt(ticketID: "G", outcome: .delivered(providerMessageID: "G")))
+            #expect(try await !store.closeExpoReceipt(ticketID: "missing", outcome: dead))
             // A receipt Expo no longer keeps is closed as unavailable (what the poller records): failed.
             let expired = DeliveryOutcome.unavailable(reason: "Expo's receipt expired", retryAfter: nil)
-            #expect(try await store.recordExpoReceipt(ticketID: "L", outcome: expired))
+            #expect(try await store.closeExpoReceipt(ticketID: "L", outcome: expired))
             #expect(
                 try await usage() == [firstDay: UsageCounts(delivered: 1, tokenInvalid: 1), secondDay: UsageCounts(failed: 1)]
             )
@@ -497,11 +529,15 @@ struct PushStoreConformanceTests {
                 for worker in 0..<8 {
                     group.addTask {
                         let receipts = (0..<25).map { Fixture.receipt("w\(worker)-\($0)") }
-                        try await store.insertReceipts(receipts)
+                        try await store.commit(StoreBatch(receipts: receipts))
                         _ = try await store.key(id: "key-1")
                         try await store.markKeysUsed(["key-1"], at: Fixture.date(worker))
-                        try await store.updateReceipts(
-                            receipts.map { ReceiptUpdate(id: $0.id, status: .ok, updatedAt: Fixture.date(1)) }
+                        try await store.commit(
+                            StoreBatch(
+                                receiptUpdates: receipts.map {
+                                    ReceiptUpdate(id: $0.id, status: .ok, updatedAt: Fixture.date(1))
+                                }
+                            )
                         )
                         let found = try await store.receipts(ids: receipts.map(\.id), tenantID: "tenant-a")
                         #expect(found.count == 25)

@@ -24,7 +24,7 @@ import Testing
             try await store.createTenant(tenant)
             try await store.createKey(key)
             try await store.markKeysUsed([key.id], at: Fixture.date(5))
-            try await store.insertReceipts([receipt])
+            try await store.commit(StoreBatch(receipts: [receipt]))
             fingerprintKey = try await store.fingerprintKey()
         }
         #expect(folder.fileExists("nested/deeper/relay.db"))
@@ -134,13 +134,13 @@ import Testing
         try SQLiteStore.migrator.migrate(store.writer, upTo: "v2")
         let (first, second) = (Fixture.t0, Fixture.date(86_400))
         let (firstDay, secondDay) = (UsageKey.day(of: first), UsageKey.day(of: second))
-        try await store.insertReceipts([
+        try await store.commit(StoreBatch(receipts: [
             Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: first),
             Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: first),
             Fixture.receipt("c", provider: .expo, expoTicketID: "C", createdAt: second),
             Fixture.receipt("done", provider: .expo, status: .ok, createdAt: first),
             Fixture.receipt("apns", createdAt: first),
-        ])
+        ]))
         try await store.writer.write { db in
             try db.execute(
                 sql: """
@@ -159,7 +159,7 @@ import Testing
             ]
         )
         // The receipts then move them as they would have moved pushes accepted after the upgrade.
-        #expect(try await store.recordExpoReceipt(ticketID: "C", outcome: .delivered(providerMessageID: "C")))
+        #expect(try await store.closeExpoReceipt(ticketID: "C", outcome: .delivered(providerMessageID: "C")))
         #expect(
             try await store.usage(tenantID: "tenant-a", fromDay: secondDay).map(\.counts) == [UsageCounts(delivered: 1)]
         )

@@ -205,3 +205,24 @@ extension StoreError {
         }
     }
 }
+
+extension PushStore {
+    /// What the relay writes when Expo's receipt concludes a notification (RelayApplication's `NotificationRecord`
+    /// through the commit queue), in one commit: the receipt closes, its usage moves from accepted to the outcome's
+    /// column. `false` when no receipt is pending for the ticket, or another writer closed it first.
+    @discardableResult
+    func closeExpoReceipt(ticketID: String, outcome: DeliveryOutcome) async throws -> Bool {
+        guard let receipt = try await pendingReceipt(expoTicketID: ticketID) else { return false }
+        var batch = StoreBatch(receiptCloses: [ReceiptUpdate(outcome: outcome, id: receipt.id, at: Date())])
+        batch.count(
+            .acceptedEnded(outcome),
+            for: UsageKey(tenantID: receipt.tenantID, date: receipt.createdAt, provider: .expo)
+        )
+        do {
+            try await commit(batch)
+            return true
+        } catch StoreError.receiptsAlreadyFinal {
+            return false
+        }
+    }
+}

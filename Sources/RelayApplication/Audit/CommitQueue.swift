@@ -98,6 +98,9 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     /// receipts ahead of sending (see ``Relay``).
     package var isFailing: Bool { lastCommitFailed.load(ordering: .relaxed) }
 
+    /// How many submissions wait for the next commit (for tests that must know a round is gathered).
+    package var waitingSubmissions: Int { state.withLock { $0.submissions.count } }
+
     /// Writes `batch` and `audit` with the next group commit; returns once they are committed.
     ///
     /// - Throws: The store's error when the commit fails, ``CommitQueueClosed`` after shutdown.

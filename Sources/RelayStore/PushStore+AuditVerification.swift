@@ -1,46 +1,4 @@
-import Foundation
 package import RelayCore
-
-/// An audit record with its place in the store: the order records were written in, whatever their `seq` says.
-/// Verification walks this order, so that a record moved elsewhere is named as reordered.
-package struct StoredAuditRecord: Sendable, Equatable {
-    /// Increases with every record written (across chains); the cursor of paginated queries.
-    package var position: Int64
-    package var record: AuditRecord
-
-    package init(position: Int64, record: AuditRecord) {
-        self.position = position
-        self.record = record
-    }
-}
-
-extension AuditEntry {
-    /// The entry as it will read back from a store: `before` and `after` pass through their stored text once.
-    ///
-    /// Stores keep those values as canonical JSON text, and a number such as `10.0` may read back as the integer
-    /// `10`, which hashes differently. Chaining the normalised entry makes the link computed at write time the one a
-    /// verifier computes from the stored record.
-    package func normalisedForStorage() -> AuditEntry {
-        var entry = self
-        entry.before = before.map(AuditJSONText.roundTrip)
-        entry.after = after.map(AuditJSONText.roundTrip)
-        return entry
-    }
-}
-
-/// How stores keep `before` and `after`: canonical JSON text.
-package enum AuditJSONText {
-    package static func encode(_ value: JSONValue) -> String { CanonicalJSON.string(value) }
-
-    package static func decode(_ text: String) throws -> JSONValue {
-        try JSONValue.parse(Array(text.utf8))
-    }
-
-    /// `value` after one trip through storage; unreadable text (never produced by ``encode(_:)``) keeps the value.
-    static func roundTrip(_ value: JSONValue) -> JSONValue {
-        (try? decode(encode(value))) ?? value
-    }
-}
 
 extension PushStore {
     /// `chains` when given, else every chain in the store.
