@@ -1,25 +1,22 @@
-import RelayApplication
-import ArgumentParser
 import Foundation
-import Logging
-import RelayCore
-import RelayHTTP2
-import RelayProviders
-import RelayServer
-import RelayStore
+package import Logging
+package import RelayCore
+package import RelayHTTP2
+package import RelayProviders
+package import RelayStore
 import RelayStorePostgres
-import ServiceLifecycle
+package import ServiceLifecycle
 
 /// Builds a running relay's parts from its configuration: the store, one HTTP/2 client per provider, the senders
 /// and their credentials, and the background services.
-struct RelayAssembly {
-    let relay: Relay
-    let clients: [Provider: HTTP2Client]
-    let services: [any Service]
-    let expoReceipts: ExpoReceiptPoller
+package struct RelayAssembly: Sendable {
+    package let relay: Relay
+    package let clients: [Provider: HTTP2Client]
+    package let services: [any Service]
+    package let expoReceipts: ExpoReceiptPoller
 
     /// Opens the store named by the configuration and runs its migrations.
-    static func openStore(_ configuration: RelayConfiguration) async throws -> any PushStore {
+    package static func openStore(_ configuration: RelayConfiguration) async throws -> any PushStore {
         let store: any PushStore
         switch configuration.store.location {
         case .sqlite(let path)?: store = try SQLiteStore(path: path)
@@ -31,14 +28,14 @@ struct RelayAssembly {
             postgres.start()
             store = postgres
         case nil:
-            throw CLIError("store.url: \(configuration.store.url) is not a store URL")
+            throw RelayAssemblyError.notAStoreURL
         }
         try await store.migrate()
         return store
     }
 
     /// The `[upstream]` settings as one provider's pool configuration.
-    static func poolConfiguration(
+    package static func poolConfiguration(
         _ upstream: RelayConfiguration.Upstream,
         for provider: Provider
     ) -> HTTP2PoolConfiguration {
@@ -63,7 +60,7 @@ struct RelayAssembly {
 
     /// - Parameter expoReceiptDelay: How long after Expo accepts a ticket its receipt is first asked for; `nil` takes
     ///   `[expo] receipt_delay_seconds` (`pushrelay demo` asks at once).
-    static func make(
+    package static func make(
         configuration: RelayConfiguration,
         store: any PushStore,
         logger: Logger,
@@ -162,7 +159,7 @@ struct RelayAssembly {
 
     /// The daily pruning of this instance's audit chains (its own and its command-line tools'); `nil` when the audit
     /// log is off.
-    static func auditRetention(_ configuration: RelayConfiguration, store: any PushStore) -> AuditRetention? {
+    package static func auditRetention(_ configuration: RelayConfiguration, store: any PushStore) -> AuditRetention? {
         guard configuration.audit.enabled else { return nil }
         return AuditRetention(
             store: store,
@@ -173,20 +170,7 @@ struct RelayAssembly {
     }
 
     /// Pool gauges for `/metrics`, read at scrape time.
-    func poolStatistics() -> [(provider: Provider, statistics: HTTP2PoolStatistics)] {
+    package func poolStatistics() -> [(provider: Provider, statistics: HTTP2PoolStatistics)] {
         clients.flatMap { provider, client in client.statistics.values.map { (provider, $0) } }
     }
 }
-
-/// Closes the upstream connections after everything else has stopped (services shut down in reverse order).
-struct ClientShutdownService: Service, CustomStringConvertible {
-    var description: String { "ClientShutdownService" }
-
-    let clients: [HTTP2Client]
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        for client in clients { await client.shutdown(gracePeriod: .seconds(10)) }
-    }
-}
-
