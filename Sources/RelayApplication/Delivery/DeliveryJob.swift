@@ -27,7 +27,7 @@ final class DeliveryJob: Sendable {
     struct Origin: Sendable {
         var tenant: Tenant
         var keyID: String
-        var request: RequestTrail.Fields
+        var request: RequestOrigin
     }
 
     /// What the request decided before sending (its refused notifications: receipts, usage, audit records), written
