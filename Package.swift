@@ -94,11 +94,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The application core: admission, delivery, the commit queue, authentication. No HTTP: RelayServer renders it.
+        // The application core: admission, delivery, the commit queue, authentication, and the wiring that builds a
+        // relay from its configuration (stores, HTTP/2 clients, senders). No HTTP server: RelayServer renders it.
         .target(
             name: "RelayApplication",
             dependencies: [
-                "RelayCore", "RelayProviders", "RelayStore",
+                "RelayCore", "RelayProviders", "RelayStore", "RelayStorePostgres", "RelayHTTP2",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -199,7 +200,13 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayApplicationTests",
-            dependencies: ["RelayApplication", "RelayCore", "RelayStore"],
+            dependencies: [
+                "RelayApplication", "RelayCore", "RelayStore", "RelayProviders", "RelayHTTP2",
+                // The wiring's test builds a relay from a configuration file and pushes through it to the simulator.
+                "RelaySimulator",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -49,12 +49,19 @@ package struct RelayApplicationParts: Sendable {
 }
 
 /// Builds the relay's router: every route, behind the responder that adds request ids, logs and JSON errors.
+///
+/// The tenant routes form one group whose middleware authenticates the tenant key and whose handlers get a
+/// ``TenantRequestContext``; `/admin/v1` is another, with the operator token and ``AdminRequestContext``; health and
+/// metrics need neither. ``RefusalAuditMiddleware`` comes first, around every route, to record refused requests.
 package func buildRouter(_ parts: RelayApplicationParts) -> RelayResponderBuilder {
     let router = Router(context: RelayRequestContext.self)
     router.add(middleware: RefusalAuditMiddleware(relay: parts.relay))
-    NativeAPI(relay: parts.relay).addRoutes(to: router)
-    ExpoAPI(relay: parts.relay).addRoutes(to: router)
-    OneUptimeAPI(relay: parts.relay).addRoutes(to: router)
+    let tenantRoutes = router.group()
+        .add(middleware: TenantAuthentication(authenticator: parts.relay.authenticator))
+        .group(context: TenantRequestContext.self)
+    NativeAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
+    ExpoAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
+    OneUptimeAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
     HealthAPI(relay: parts.relay, metrics: parts.metrics).addRoutes(to: router)
     AdminAPI(relay: parts.relay).addRoutes(to: router)
     return RelayResponderBuilder(router: router, relay: parts.relay)

@@ -9,14 +9,30 @@ package struct TenantIdentity: Sendable, Equatable {
     package var keyID: String
 }
 
-/// Why a tenant key was not accepted; each API renders it (401, 403, 503).
-package enum AuthenticationFailure: Error, Equatable, Sendable {
-    /// Missing, malformed, unknown, revoked or expired, or a wrong secret: the caller is not told which.
-    case unauthorized
-    /// The key is good but its tenant is disabled or deleted.
-    case tenantDisabled
-    /// The store did not answer, so the key could not be checked.
-    case storeUnavailable
+/// Why a tenant key was not accepted, and what the relay had learnt of the caller by then; each API renders the
+/// reason (401, 403, 503), and the audit record of the refusal names the key id and tenant.
+package struct AuthenticationFailure: Error, Equatable, Sendable {
+    package enum Reason: Equatable, Sendable {
+        /// Missing, malformed, unknown, revoked or expired, or a wrong secret: the caller is not told which.
+        case unauthorized
+        /// The key is good but its tenant is disabled or deleted.
+        case tenantDisabled
+        /// The store did not answer, so the key could not be checked.
+        case storeUnavailable
+    }
+
+    package var reason: Reason
+    /// The id of the key presented, when it had the shape of a key; never the key or its secret. What the caller
+    /// claimed, not what it proved: with a wrong secret it is another's key id, which is what an auditor wants to see.
+    package var keyID: String?
+    /// The key's tenant, once the key is proved good (so only with ``Reason/tenantDisabled``).
+    package var tenantID: String?
+
+    package init(_ reason: Reason, keyID: String? = nil, tenantID: String? = nil) {
+        self.reason = reason
+        self.keyID = keyID
+        self.tenantID = tenantID
+    }
 }
 
 /// Checks tenant keys against the store, caching each key and tenant for a few seconds.
@@ -44,15 +60,15 @@ package final class Authenticator: Sendable {
 
     /// The identity behind a presented key.
     ///
-    /// - Throws: ``AuthenticationFailure/unauthorized`` for a missing, malformed, unknown, revoked or expired key,
-    ///   or a wrong secret (without saying which); ``AuthenticationFailure/tenantDisabled`` for a disabled or deleted
-    ///   tenant; ``AuthenticationFailure/storeUnavailable`` when the key could not be looked up.
-    /// - Parameter trail: Learns the key id presented (never the key) and, once known, the tenant.
-    package func authenticate(_ presented: String?, trail: RequestTrail? = nil) async throws(AuthenticationFailure)
-        -> TenantIdentity
-    {
-        guard let presented, let (id, secret) = TenantKeys.parse(presented) else { throw .unauthorized }
-        trail?.update { $0.keyID = id }
+    /// - Throws: ``AuthenticationFailure`` with its reason: ``AuthenticationFailure/Reason/unauthorized`` for a
+    ///   missing, malformed, unknown, revoked or expired key, or a wrong secret (without saying which);
+    ///   ``AuthenticationFailure/Reason/tenantDisabled`` for a disabled or deleted tenant;
+    ///   ``AuthenticationFailure/Reason/storeUnavailable`` when the key could not be looked up. It carries the key id
+    ///   presented (never the key) and, once known, the tenant.
+    package func authenticate(_ presented: String?) async throws(AuthenticationFailure) -> TenantIdentity {
+        guard let presented, let (id, secret) = TenantKeys.parse(presented) else {
+            throw AuthenticationFailure(.unauthorized)
+        }
         let date = now()
         let entry: Entry
         if let cached = cache.withLock({ $0[id] }), date.timeIntervalSince(cached.fetched) < Self.cacheLifetime {
@@ -64,15 +80,16 @@ package final class Authenticator: Sendable {
                 if let record { tenant = try await store.tenant(id: record.tenantID) }
                 entry = Entry(record: record, tenant: tenant, fetched: date)
             } catch {
-                throw .storeUnavailable
+                throw AuthenticationFailure(.storeUnavailable, keyID: id)
             }
             cache.withLock { $0[id] = entry }
         }
         guard let record = entry.record, record.isActive(at: date),
             TenantKeys.matches(secret: secret, hash: record.secretHash), let tenant = entry.tenant
-        else { throw .unauthorized }
-        trail?.update { $0.tenantID = tenant.id }
-        guard !tenant.disabled, !tenant.isDeleted else { throw .tenantDisabled }
+        else { throw AuthenticationFailure(.unauthorized, keyID: id) }
+        guard !tenant.disabled, !tenant.isDeleted else {
+            throw AuthenticationFailure(.tenantDisabled, keyID: id, tenantID: tenant.id)
+        }
         used.withLock { _ = $0.insert(id) }
         return TenantIdentity(tenant: tenant, keyID: id)
     }

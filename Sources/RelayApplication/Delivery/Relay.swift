@@ -101,13 +101,13 @@ package final class Relay: Sendable {
     package func push(
         _ pushes: [ResolvedPush],
         identity: TenantIdentity,
-        trail: RequestTrail? = nil,
+        origin: RequestOrigin = RequestOrigin(),
         logger requestLogger: Logger
     ) async throws(RequestRefusal) -> PushResult {
         guard queue.isAccepting else { throw .shuttingDown }
         let date = now()
         let tenant = identity.tenant
-        let request = trail?.current ?? RequestTrail.Fields()
+        let request = origin
         try AdmissionPlan.checkSize(pushes.count, limits: tenant.limits)
         let status = try await admitRate(pushes, tenant: tenant, at: date, logger: requestLogger)
         let fingerprints = try await fingerprinter()

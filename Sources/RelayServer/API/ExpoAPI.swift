@@ -25,24 +25,26 @@ struct ExpoAPI: Sendable {
     /// SDK 38), and `experienceId` and `scopeKey` (Expo finds the project from the token).
     static let ignoredFields: Set<String> = ["_displayInForeground", "experienceId", "scopeKey"]
 
-    func addRoutes(to router: Router<RelayRequestContext>) {
+    func addRoutes(to router: RouterGroup<TenantRequestContext>) {
         router.post("/--/api/v2/push/send") { request, context in try await send(request, context: context) }
         router.post("/--/api/v2/push/getReceipts") { request, context in try await receipts(request, context: context) }
     }
 
-    func send(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.identity(of: request, context)
+    func send(_ request: Request, context: TenantRequestContext) async throws -> Response {
+        let identity = context.identity
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let (pushes, unwrapped) = try Self.parse(json)
-        let result = try await rendered { () async throws(RequestRefusal) in try await relay.push(pushes, identity: identity, trail: context.trail, logger: context.logger) }
+        let result = try await rendered { () async throws(RequestRefusal) in
+            try await relay.push(pushes, identity: identity, origin: context.origin, logger: context.logger)
+        }
         let tickets = result.tickets.map(\.expoJSON)
         // Expo answers a single unwrapped message to one recipient with a bare ticket.
         let data: JSONValue = unwrapped && tickets.count == 1 ? tickets[0] : .array(tickets)
         return jsonResponse(.object(["data": data]), headers: result.rateLimit.headers)
     }
 
-    func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.identity(of: request, context)
+    func receipts(_ request: Request, context: TenantRequestContext) async throws -> Response {
+        let identity = context.identity
         let ids = try NativeAPI.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         let found = try await rendered { () async throws(RequestRefusal) in try await relay.receipts(ids: ids, identity: identity) }
         // Expo leaves out receipts that are not ready.

@@ -13,13 +13,13 @@ struct NativeAPI: Sendable {
     /// At most this many ids per receipts request.
     static let maxReceiptIDs = 1000
 
-    func addRoutes(to router: Router<RelayRequestContext>) {
+    func addRoutes(to router: RouterGroup<TenantRequestContext>) {
         router.post("/v1/push") { request, context in try await push(request, context: context) }
         router.post("/v1/receipts") { request, context in try await receipts(request, context: context) }
     }
 
-    func push(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.identity(of: request, context)
+    func push(_ request: Request, context: TenantRequestContext) async throws -> Response {
+        let identity = context.identity
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let parsed: PushRequest
         do {
@@ -27,12 +27,14 @@ struct NativeAPI: Sendable {
         } catch {
             throw RelayHTTPError(validation: error)
         }
-        let result = try await rendered { () async throws(RequestRefusal) in try await relay.push(parsed.pushes, identity: identity, trail: context.trail, logger: context.logger) }
+        let result = try await rendered { () async throws(RequestRefusal) in
+            try await relay.push(parsed.pushes, identity: identity, origin: context.origin, logger: context.logger)
+        }
         return jsonResponse(.object(["data": .array(result.tickets.map(\.nativeJSON))]), headers: result.rateLimit.headers)
     }
 
-    func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.identity(of: request, context)
+    func receipts(_ request: Request, context: TenantRequestContext) async throws -> Response {
+        let identity = context.identity
         let ids = try Self.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         let found = try await rendered { () async throws(RequestRefusal) in try await relay.receipts(ids: ids, identity: identity) }
         return jsonResponse(.object(["data": .object(Dictionary(found.map { ($0.id, $0.nativeJSON) }, uniquingKeysWith: { first, _ in first }))]))

@@ -35,7 +35,7 @@ struct OneUptimeAPI: Sendable {
     /// OneUptime's answer to a rate-limited request, word for word.
     static let rateLimitedMessage = "Rate limit exceeded. Please try again later."
 
-    func addRoutes(to router: Router<RelayRequestContext>) {
+    func addRoutes(to router: RouterGroup<TenantRequestContext>) {
         for base in Self.bases {
             router.post(RouterPath(base + "/send")) { request, context in try await send(request, context: context) }
             router.post(RouterPath(base + "/receipts")) { request, context in try await receipts(request, context: context) }
@@ -44,8 +44,8 @@ struct OneUptimeAPI: Sendable {
 
     // MARK: - Send
 
-    func send(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.identity(of: request, context)
+    func send(_ request: Request, context: TenantRequestContext) async throws -> Response {
+        let identity = context.identity
         let json: JSONValue
         switch try await body(of: request, context) {
         case .json(let read): json = read
@@ -63,7 +63,9 @@ struct OneUptimeAPI: Sendable {
         // Typed errors as a Result: a `catch … where` on a typed throw crashes the Swift 6.3 compiler (SILGen).
         let result: Result<Relay.PushResult, RequestRefusal>
         do {
-            result = .success(try await relay.push(message.pushes, identity: identity, trail: context.trail, logger: context.logger))
+            result = .success(
+                try await relay.push(message.pushes, identity: identity, origin: context.origin, logger: context.logger)
+            )
         } catch {
             result = .failure(error)
         }
@@ -74,7 +76,7 @@ struct OneUptimeAPI: Sendable {
             let error = RelayHTTPError(refusal)
             switch refusal {
             case .rateLimited(let retryAfter, _, _), .receiptLookupsExhausted(let retryAfter):
-                await relay.recordRefusal(error, trail: context.trail)
+                await relay.recordRefusal(error, origin: context.origin, subject: RefusalSubject(context.identity))
                 return Self.rateLimited(retryAfter: retryAfter)
             case .exceedsBurst:
                 return await invalid(error.entries.first?.message ?? "invalid request", context)
@@ -139,8 +141,8 @@ struct OneUptimeAPI: Sendable {
 
     // MARK: - Receipts
 
-    func receipts(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let identity = try await relay.identity(of: request, context)
+    func receipts(_ request: Request, context: TenantRequestContext) async throws -> Response {
+        let identity = context.identity
         let json: JSONValue
         switch try await body(of: request, context) {
         case .json(let read): json = read
@@ -200,7 +202,7 @@ struct OneUptimeAPI: Sendable {
     }
 
     /// The request's JSON; a body that is not JSON gets OneUptime's 400, and other failures (413, 415) are thrown.
-    func body(of request: Request, _ context: RelayRequestContext) async throws -> Body {
+    func body(of request: Request, _ context: TenantRequestContext) async throws -> Body {
         do {
             return .json(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
         } catch {
@@ -210,8 +212,12 @@ struct OneUptimeAPI: Sendable {
     }
 
     /// OneUptime's 400 for an invalid request, after its audit record.
-    func invalid(_ message: String, _ context: RelayRequestContext) async -> Response {
-        await relay.recordRefusal(RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: message), trail: context.trail)
+    func invalid(_ message: String, _ context: TenantRequestContext) async -> Response {
+        await relay.recordRefusal(
+            RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: message),
+            origin: context.origin,
+            subject: RefusalSubject(context.identity)
+        )
         return jsonResponse(.object(["error": .string(message)]), status: .badRequest)
     }
 }

@@ -11,14 +11,15 @@ extension AdminAPI {
     static let maxAuditLimit = 1000
 
     /// `GET /admin/v1/tenants/{id}/usage?days=30`: the tenant's counters for the last `days` UTC days, today included.
-    func usage(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let administration = try await self.administration(request, context: context, access: .read)
-        let tenant = try await pathTenant(administration, context: context)
-        var query = AdminQuery(request, allowed: ["days"])
-        let days = query.integer(TenantRules.Field.days.rawValue, in: TenantRules.usageDays)
-        try query.finish()
-        let report = try await administering { try await administration.usage(of: tenant, days: days) }
-        return jsonResponse(AdminJSON.usage(report))
+    func usage(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let administration = try self.administration(context, access: .read)
+        return try await withPathTenant(administration, context: context) { tenant in
+            var query = AdminQuery(request, allowed: ["days"])
+            let days = query.integer(TenantRules.Field.days.rawValue, in: TenantRules.usageDays)
+            try query.finish()
+            let report = try await administering { try await administration.usage(of: tenant, days: days) }
+            return jsonResponse(AdminJSON.usage(report))
+        }
     }
 
     /// `GET /admin/v1/audit?tenant=&since=&until=&outcome=&critical=&event=&limit=&cursor=`: one page of records of
@@ -27,8 +28,8 @@ extension AdminAPI {
     /// Each record is its JSON Lines rendering (``AuditRenderer``, format `jsonl`): the same object, with the same
     /// field names, as every other place that shows audit records. `nextCursor` is set when more records may follow;
     /// pass it as `cursor` for the next page.
-    func audit(_ request: Request, context: RelayRequestContext) async throws -> Response {
-        let administration = try await self.administration(request, context: context, access: .read)
+    func audit(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let administration = try self.administration(context, access: .read)
         var query = AdminQuery(
             request,
             allowed: ["tenant", "since", "until", "outcome", "critical", "event", "limit", "cursor"]

@@ -16,8 +16,9 @@ package import RelayApplication
 /// ### Implementation
 /// - Checks run in this order: the token (401), the role (403), the tenant and key in the path (404), the body or
 ///   query (415, 413, 400), then the state (409).
-/// - Once the operator is known, the request's ``RequestTrail`` names it (`operator:NAME`), so that a refused admin
-///   request (400, 403) is recorded with its actor by ``RelayResponder``.
+/// - The token is checked by the route group's ``OperatorAuthentication``, so every handler gets an
+///   ``AdminRequestContext`` with the operator, and a refused request (400, 403) is recorded with its actor; once a
+///   handler has found the tenant or key in the path, its refusals name them too (``withPathTenant(_:context:_:)``).
 /// - Tenants, keys and usage are ``TenantAdministration``'s, shared with the command line: the rules, the JSON
 ///   (``AdminJSON``) and the `admin` audit records (two for a rotation: `key.rotate` and `key.issue`) are its. A
 ///   failure between a stored change and its record is a 503 that says the change was stored.
@@ -35,6 +36,8 @@ struct AdminAPI: Sendable {
 
     func addRoutes(to router: Router<RelayRequestContext>) {
         let admin = router.group("/admin/v1")
+            .add(middleware: OperatorAuthentication(store: relay.store))
+            .group(context: AdminRequestContext.self)
         admin.get("tenants") { request, context in try await listTenants(request, context: context) }
         admin.post("tenants") { request, context in try await createTenant(request, context: context) }
         admin.get("tenants/:id") { request, context in try await showTenant(request, context: context) }
@@ -64,46 +67,22 @@ struct AdminAPI: Sendable {
         case write
     }
 
-    /// The operator behind the request's bearer token, allowed `access`.
+    /// Tenant administration on behalf of the request's operator, if its role allows `access`; its audit records
+    /// carry the request's id and client.
     ///
-    /// - Throws: 401 ``AdminError/unauthorized`` for a missing, malformed, unknown or revoked token or a wrong
-    ///   secret (without saying which); 403 ``AdminError/forbidden`` for a write by a read-only role; 503 when the
-    ///   store does not answer.
-    func authorize(_ request: Request, context: RelayRequestContext, access: Access) async throws(RelayHTTPError)
-        -> OperatorRecord
-    {
-        guard let presented = bearerKey(request), let (id, secret) = OperatorTokens.parse(presented) else {
-            throw AdminError.unauthorized
-        }
-        let found = try await storeCall { try await relay.store.operatorRecord(id: id) }
-        guard let record = found, record.isActive, TenantKeys.matches(secret: secret, hash: record.secretHash) else {
-            throw AdminError.unauthorized
-        }
-        context.trail.update { $0.actor = Self.actor(record) }
-        guard access == .read || record.role.canWrite else { throw AdminError.forbidden }
-        return record
-    }
-
-    /// How the audit log names an operator.
-    static func actor(_ record: OperatorRecord) -> String { "operator:\(record.name)" }
-
-    /// Tenant administration on behalf of `actor`, its audit records carrying the request's id and client.
-    func administration(by actor: OperatorRecord, context: RelayRequestContext) -> TenantAdministration {
-        let trail = context.trail.current
+    /// - Throws: 403 ``AdminError/forbidden`` for a write by a read-only role.
+    func administration(_ context: AdminRequestContext, access: Access) throws(RelayHTTPError) -> TenantAdministration {
+        guard access == .read || context.operatorRecord.role.canWrite else { throw AdminError.forbidden }
         let sink = AuditSink(
-            commits: relay.commits, actor: Self.actor(actor), requestID: trail.requestID, client: trail.client,
+            commits: relay.commits, actor: Self.actor(context.operatorRecord), origin: context.origin,
             logger: context.logger
         )
         return TenantAdministration(
             store: relay.store, audit: sink, tenantDefaults: relay.settings.tenantDefaults, now: now)
     }
 
-    /// ``authorize(_:context:access:)``, then tenant administration on the operator's behalf.
-    func administration(_ request: Request, context: RelayRequestContext, access: Access) async throws(RelayHTTPError)
-        -> TenantAdministration
-    {
-        administration(by: try await authorize(request, context: context, access: access), context: context)
-    }
+    /// How the audit log names an operator.
+    static func actor(_ record: OperatorRecord) -> String { "operator:\(record.name)" }
 
     /// Runs administration actions; a failure becomes the API's error (``AdminError/failure(_:)``).
     func administering<T>(_ body: () async throws -> T) async throws(RelayHTTPError) -> T {
@@ -119,17 +98,26 @@ struct AdminAPI: Sendable {
     }
 
     /// The tenant named by the path's `{id}` (its id, or else its name); deleted tenants included.
-    func pathTenant(_ administration: TenantAdministration, context: RelayRequestContext) async throws(RelayHTTPError)
+    func pathTenant(_ administration: TenantAdministration, context: AdminRequestContext) async throws(RelayHTTPError)
         -> Tenant
     {
         let reference = Self.pathParameter("id", context)
-        let tenant = try await administering { try await administration.tenant(reference) }
-        context.trail.update { $0.tenantID = tenant.id }
-        return tenant
+        return try await administering { try await administration.tenant(reference) }
+    }
+
+    /// Runs the rest of a route on the tenant named by the path's `{id}` (``pathTenant(_:context:)``): a refusal from
+    /// `body` (a bad body or query, say) is recorded with that tenant.
+    func withPathTenant<T>(
+        _ administration: TenantAdministration,
+        context: AdminRequestContext,
+        _ body: (Tenant) async throws -> T
+    ) async throws -> T {
+        let tenant = try await pathTenant(administration, context: context)
+        return try await RefusalSubject(tenantID: tenant.id).attributing { try await body(tenant) }
     }
 
     /// A path parameter, percent-decoded (the router leaves paths as sent).
-    static func pathParameter(_ name: String, _ context: RelayRequestContext) -> String {
+    static func pathParameter(_ name: String, _ context: AdminRequestContext) -> String {
         let raw = context.parameters.get(name) ?? ""
         return raw.removingPercentEncoding ?? raw
     }
@@ -148,15 +136,14 @@ struct AdminAPI: Sendable {
     struct AuditSink: AdminAuditSink {
         let commits: CommitQueue
         let actor: String
-        let requestID: String?
-        let client: String?
+        let origin: RequestOrigin
         let logger: Logger
 
         func commit(_ entries: [AuditEntry]) async throws {
             let entries = entries.map { entry in
                 var entry = entry
-                entry.requestID = requestID
-                entry.client = client
+                entry.requestID = origin.requestID
+                entry.client = origin.client
                 return entry
             }
             do {

@@ -13,20 +13,23 @@ extension Relay {
 
     /// Writes the audit record of a refused request (by key id only, never the key; validation by paths only, never
     /// values), and returns once it is committed.
-    package func recordRefusal(_ error: RelayHTTPError, trail: RequestTrail) async {
+    ///
+    /// - Parameters:
+    ///   - origin: The request's id and client.
+    ///   - subject: The tenant, key id and operator, as far as they were known when the request was refused.
+    package func recordRefusal(_ error: RelayHTTPError, origin: RequestOrigin, subject: RefusalSubject) async {
         guard Self.auditedRefusals.contains(error.status.code) else { return }
-        let fields = trail.current
         let paths = error.entries.compactMap(\.path)
         let entry = AuditEntry(
             timeMillis: AuditTime.millis(Date()),
             event: .refused,
-            tenantID: fields.tenantID,
-            keyID: fields.keyID,
-            requestID: fields.requestID,
-            client: fields.client,
+            tenantID: subject.tenantID,
+            keyID: subject.keyID,
+            requestID: origin.requestID,
+            client: origin.client,
             outcome: error.entries.first?.code,
             upstreamStatus: nil,
-            actor: fields.actor,
+            actor: subject.actor,
             detail: paths.isEmpty ? nil : "fields: " + paths.prefix(20).joined(separator: ", ")
         )
         do {
@@ -39,7 +42,9 @@ extension Relay {
 }
 
 /// Records every refused request in the audit log: the router turns a handler's error into its response before the
-/// responder sees it, so the record is written here, around the handlers, and the error passes on unchanged.
+/// responder sees it, so the record is written here, around every route, and the error passes on as the caller will
+/// see it. What is known of the caller comes with the error (``AttributedRefusal``); the request's origin is this
+/// context's.
 struct RefusalAuditMiddleware: RouterMiddleware {
     typealias Context = RelayRequestContext
     let relay: Relay
@@ -51,8 +56,11 @@ struct RefusalAuditMiddleware: RouterMiddleware {
     ) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let refusal as AttributedRefusal {
+            await relay.recordRefusal(refusal.error, origin: context.origin, subject: refusal.subject)
+            throw refusal.error
         } catch let error as RelayHTTPError {
-            await relay.recordRefusal(error, trail: context.trail)
+            await relay.recordRefusal(error, origin: context.origin, subject: RefusalSubject())
             throw error
         }
     }

@@ -72,21 +72,10 @@ extension HTTPField.Name {
 extension RelayHTTPError {
     /// The relay's JSON error for a key that was not accepted.
     package init(_ failure: AuthenticationFailure) {
-        switch failure {
+        switch failure.reason {
         case .unauthorized: self = .unauthorized
         case .tenantDisabled: self = .tenantDisabled
         case .storeUnavailable: self = .storeUnavailable
-        }
-    }
-}
-
-extension Relay {
-    /// The tenant behind the request's key (in the path or as Bearer), or the relay's JSON error.
-    func identity(of request: Request, _ context: RelayRequestContext) async throws(RelayHTTPError) -> TenantIdentity {
-        do {
-            return try await authenticator.authenticate(tenantKey(request, context), trail: context.trail)
-        } catch {
-            throw RelayHTTPError(error)
         }
     }
 }

@@ -30,10 +30,7 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
             peer: context.peerAddress,
             forwardedFor: request.headers[.xForwardedFor]
         )
-        context.trail.update {
-            $0.requestID = requestID
-            $0.client = client
-        }
+        context.origin = RequestOrigin(requestID: requestID, client: client)
         let started = ContinuousClock.now
         var response: Response
         do {
@@ -44,6 +41,9 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
             }
         } catch let error as RelayHTTPError {
             response = try error.response(from: request, context: context)
+        } catch let refusal as AttributedRefusal {
+            // ``RefusalAuditMiddleware`` unwraps these around every route; this is the safety net.
+            response = try refusal.error.response(from: request, context: context)
         } catch let refusal as RequestRefusal {
             // Routes render refusals themselves (``rendered(_:)``, so that they are audited); this is the safety net.
             response = try RelayHTTPError(refusal).response(from: request, context: context)

@@ -1,0 +1,234 @@
+import Crypto
+import Foundation
+package import Logging
+package import RelayCore
+package import RelayHTTP2
+package import RelayProviders
+package import RelayStore
+import RelayStorePostgres
+package import ServiceLifecycle
+
+/// A running relay's parts, built from its configuration: the store, one HTTP/2 client per provider, the senders and
+/// their credentials, the ``Relay``, and the background services.
+///
+/// ### Overview
+/// The one place that turns a loaded ``RelayConfiguration`` into objects. `pushrelay serve` and `pushrelay demo` call
+/// ``openStore(_:)`` and ``make(configuration:store:logger:environment:expoReceiptDelay:)``, then hand ``relay`` and
+/// ``services`` to the HTTP layer (`RelayServer`'s `buildApplication`), which adds its listener and runs the relay's
+/// own queues (``CommitQueue``, ``DeliveryQueue``) after these services. Nothing here speaks HTTP to callers, so a
+/// test can build a relay from a configuration file and push through it without a server.
+///
+/// ### Implementation
+/// - A provider is configured when its section has credentials (`[apns] key_file`, `[fcm] service_account_file`);
+///   Expo needs none and is always there. Each configured provider gets its own ``HTTP2Client`` (its own pools,
+///   from `[upstream]`), so one provider's connection limits never starve another's.
+/// - ``services`` is in start order; a service group stops them in reverse, so the clients, listed first, close last,
+///   after the delivery queue has drained and the last outcomes are committed. With PostgreSQL, its pool's service
+///   comes before even the clients: the store closes after everything that writes to it.
+/// - The configuration was validated when it loaded; what can still fail here (a store that does not open, a key
+///   that does not load) is a ``RelayAssemblyError`` naming the key.
+package struct RelayAssembly: Sendable {
+    package let relay: Relay
+    package let clients: [Provider: HTTP2Client]
+    /// Start order; see the type's overview.
+    package let services: [any Service]
+    package let expoReceipts: ExpoReceiptPoller
+
+    /// Opens the store named by `[store] url` and runs its migrations.
+    ///
+    /// - Throws: ``RelayAssemblyError`` naming `store.url` when the URL names no store or the store does not open
+    ///   or migrate. The message never quotes the URL, which may hold a password.
+    package static func openStore(_ configuration: RelayConfiguration) async throws(RelayAssemblyError)
+        -> any PushStore
+    {
+        let store: any PushStore
+        do {
+            switch configuration.store.location {
+            case .sqlite(let path)?: store = try SQLiteStore(path: path)
+            case .sqliteInMemory?: store = try SQLiteStore(path: SQLiteStore.memoryPath)
+            case .postgres(let url)?:
+                let postgres = try PostgresStore(url: url, logger: Logger(label: "pushrelay.store"))
+                // Its connection pool runs from now on (the migrations need it) until the process ends, or until
+                // `PostgresStoreService`, listed first among the services, closes it after everything else.
+                postgres.start()
+                store = postgres
+            case nil:
+                throw RelayAssemblyError.notAStoreURL
+            }
+        } catch let error as RelayAssemblyError {
+            throw error
+        } catch {
+            throw .storeUnavailable(error)
+        }
+        do {
+            try await store.migrate()
+        } catch {
+            throw .storeNotMigrated(error)
+        }
+        return store
+    }
+
+    /// The `[upstream]` settings as one provider's pool configuration.
+    package static func poolConfiguration(
+        _ upstream: RelayConfiguration.Upstream,
+        for provider: Provider
+    ) -> HTTP2PoolConfiguration {
+        let backend: HTTP2Backend =
+            switch upstream.transport {
+            case .nghttp2: .nghttp2
+            case .curl: .curl
+            }
+        return HTTP2PoolConfiguration(
+            backend: backend,
+            proxy: upstream.proxy?.url.value,
+            maxConnections: upstream.maxConnections,
+            maxConcurrentStreams: upstream.concurrentStreams(for: provider),
+            requestTimeout: .milliseconds(upstream.timeoutMs),
+            maxIdleAge: .seconds(upstream.idleTimeoutSeconds),
+            maxLifetime: .seconds(upstream.maxConnectionAgeSeconds),
+            pingInterval: upstream.pingIntervalSeconds == 0 ? nil : .seconds(upstream.pingIntervalSeconds),
+            pingTimeout: .seconds(upstream.pingTimeoutSeconds),
+            caFile: upstream.caFile
+        )
+    }
+
+    /// Builds the relay over `store` (from ``openStore(_:)``).
+    ///
+    /// - Parameters:
+    ///   - environment: The senders' clock and sleep; tests and benchmarks may pass their own.
+    ///   - expoReceiptDelay: How long after Expo accepts a ticket its receipt is first asked for; `nil` takes
+    ///     `[expo] receipt_delay_seconds` (`pushrelay demo` asks at once).
+    /// - Throws: ``RelayAssemblyError`` naming `apns.key_file` or `fcm.service_account_file` when a credential
+    ///   the configuration accepted does not load.
+    package static func make(
+        configuration: RelayConfiguration,
+        store: any PushStore,
+        logger: Logger,
+        environment: SenderEnvironment = .live,
+        expoReceiptDelay: Duration? = nil
+    ) throws(RelayAssemblyError) -> RelayAssembly {
+        let payload = PayloadSettings(
+            apnsTopic: configuration.apns?.topic ?? "",
+            apnsDefaultEnvironment: configuration.apns?.environment ?? .production,
+            androidCriticalChannelId: configuration.android.criticalChannelID,
+            fcmProjectId: configuration.fcm?.projectID ?? ""
+        )
+        let retry = RetryPolicy(maxAttempts: configuration.upstream.maxAttempts)
+        var clients: [Provider: HTTP2Client] = [:]
+        func client(_ provider: Provider) -> HTTP2Client {
+            let made = HTTP2Client(configuration: poolConfiguration(configuration.upstream, for: provider))
+            clients[provider] = made
+            return made
+        }
+
+        var senders: [Provider: any PushSender] = [:]
+        if let apns = configuration.apns {
+            let key: P256.Signing.PrivateKey
+            do {
+                key = try APNsTokenProvider.loadKey(pem: apns.keyPEM.value)
+            } catch {
+                throw .apnsKeyUnusable(error)
+            }
+            senders[.apns] = APNsSender(
+                upstream: APNsUpstream(
+                    configuration: APNsSenderConfiguration(
+                        payload: payload,
+                        productionEndpoint: apns.endpoint,
+                        sandboxEndpoint: apns.sandboxEndpoint
+                    ),
+                    tokens: APNsTokenProvider(teamID: apns.teamID, keyID: apns.keyID, key: key, now: environment.now),
+                    client: client(.apns)
+                ),
+                retries: RetryLoop(policy: retry),
+                environment: environment,
+                logger: logger
+            )
+        }
+        if let fcm = configuration.fcm {
+            let fcmClient = client(.fcm)
+            let tokens: FCMAccessTokenProvider
+            do {
+                tokens = try FCMAccessTokenProvider(
+                    account: fcm.serviceAccount, client: fcmClient, now: environment.now)
+            } catch {
+                throw .fcmServiceAccountUnusable(error)
+            }
+            senders[.fcm] = FCMSender(
+                upstream: FCMUpstream(
+                    configuration: FCMSenderConfiguration(payload: payload, endpoint: fcm.endpoint),
+                    tokens: tokens,
+                    client: fcmClient
+                ),
+                retries: RetryLoop(policy: retry),
+                environment: environment,
+                logger: logger
+            )
+        }
+        let expoConfiguration = ExpoSenderConfiguration(
+            payload: payload,
+            endpoint: configuration.expo.endpoint,
+            accessToken: configuration.expo.accessToken?.value
+        )
+        let expoClient = client(.expo)
+        senders[.expo] = ExpoSender(
+            upstream: ExpoUpstream(configuration: expoConfiguration, client: expoClient),
+            retries: RetryLoop(policy: retry),
+            environment: environment,
+            logger: logger
+        )
+
+        let relay = Relay(
+            store: store,
+            senders: senders,
+            settings: settings(configuration),
+            commits: CommitQueue(store: store, settings: configuration.audit.logSettings, logger: logger),
+            rateLimitLeases: store as? PostgresStore,
+            logger: logger
+        )
+        let poller = ExpoReceiptPoller(
+            configuration: expoConfiguration,
+            store: AuditedExpoReceipts(relay: relay),
+            client: expoClient,
+            delay: expoReceiptDelay ?? .seconds(configuration.expo.receiptDelaySeconds),
+            environment: environment,
+            logger: logger
+        )
+        // Start order; they stop in reverse, after the delivery queue has drained: the clients close last.
+        var services: [any Service] = [
+            ClientShutdownService(clients: Array(clients.values)),
+            MaintenanceService(
+                relay: relay, auditRetention: auditRetention(configuration, store: store), logger: logger),
+            ExpoReceiptService(poller: poller),
+        ]
+        // First, so that it stops last: the PostgreSQL pool closes after the final receipts and key usage are written.
+        if let postgres = store as? PostgresStore { services.insert(PostgresStoreService(store: postgres), at: 0) }
+        return RelayAssembly(relay: relay, clients: clients, services: services, expoReceipts: poller)
+    }
+
+    /// How the relay treats requests: `[receipts]`, `[server] trusted_proxies` and `[limits]`.
+    package static func settings(_ configuration: RelayConfiguration) -> RelaySettings {
+        RelaySettings(
+            waitDeadline: .milliseconds(configuration.receipts.requestDeadlineMs),
+            receiptLifetime: TimeInterval(configuration.receipts.ttlHours) * 3600,
+            trustedProxies: TrustedProxies(configuration.server.trustedProxies),
+            tenantDefaults: configuration.limits
+        )
+    }
+
+    /// The daily pruning of this instance's audit chains (its own and its command-line tools'); `nil` when the audit
+    /// log is off.
+    package static func auditRetention(_ configuration: RelayConfiguration, store: any PushStore) -> AuditRetention? {
+        guard configuration.audit.enabled else { return nil }
+        return AuditRetention(
+            store: store,
+            retention: configuration.audit.retention,
+            signingKey: configuration.audit.auditSigningKey,
+            chains: [configuration.audit.instance, configuration.audit.cliChain]
+        )
+    }
+
+    /// Pool gauges for `/metrics`, read at scrape time.
+    package func poolStatistics() -> [(provider: Provider, statistics: HTTP2PoolStatistics)] {
+        clients.flatMap { provider, client in client.statistics.values.map { (provider, $0) } }
+    }
+}
