@@ -35,7 +35,7 @@ package struct AuditedExpoReceipts: ExpoReceiptStore {
                 ("tenant", tenantName), ("provider", Provider.expo.rawValue), ("outcome", outcome.shortDescription),
             ]
         ).increment()
-        let now = Date()
+        let now = relay.clock.date
         let entry = AuditEntry(
             timeMillis: AuditTime.millis(now), event: .push, tenantID: receipt.tenantID, keyID: receipt.keyID, provider: Provider.expo.rawValue,
             tokenFingerprint: receipt.tokenFingerprint, critical: receipt.isCritical,
