@@ -199,7 +199,9 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayApplicationTests",
-            dependencies: ["RelayApplication", "RelayCore", "RelayStore"],
+            dependencies: [
+                "RelayApplication", "RelayCore", "RelayStore", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
