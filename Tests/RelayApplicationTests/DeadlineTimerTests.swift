@@ -1,3 +1,4 @@
+import RelayCore
 import Testing
 
 @testable import RelayApplication
@@ -5,9 +6,12 @@ import Testing
 /// The one timer behind every request's wait: what fires, what does not, and when its loop ends.
 @Suite(.timeLimit(.minutes(1)))
 struct DeadlineTimerTests {
-    /// Runs a timer and hands its fired labels to `body` as a stream; stops the timer after `body`.
-    func withTimer(_ body: (DeadlineTimer, AsyncStream<String>, AsyncStream<String>.Continuation) async throws -> Void) async throws {
-        let timer = DeadlineTimer()
+    /// Runs a timer on `clock` and hands its fired labels to `body` as a stream; stops the timer after `body`.
+    func withTimer(
+        clock: RelayClock = .system,
+        _ body: (DeadlineTimer, AsyncStream<String>, AsyncStream<String>.Continuation) async throws -> Void
+    ) async throws {
+        let timer = DeadlineTimer(clock: clock)
         let (fired, sink) = AsyncStream.makeStream(of: String.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await timer.run() }
@@ -24,6 +28,24 @@ struct DeadlineTimerTests {
             var iterator = fired.makeAsyncIterator()
             #expect(await iterator.next() == "due")
             #expect(ContinuousClock.now >= deadline)
+        }
+    }
+
+    /// On the relay's clock, a deadline passes when the clock reaches it: an hour goes by without waiting an hour
+    /// (the time limit is a minute), and a later deadline stays put.
+    @Test func aDeadlinePassesWhenTheRelaysClockReachesIt() async throws {
+        let clock = ManualClock()
+        let start = clock.now
+        try await withTimer(clock: .manual(clock)) { timer, fired, sink in
+            let later = timer.schedule(at: start + .seconds(7200)) { sink.yield("two hours") }
+            _ = timer.schedule(at: start + .seconds(3600)) { sink.yield("an hour at \(clock.now - start)") }
+            var iterator = fired.makeAsyncIterator()
+            clock.advance(by: .seconds(3599))
+            clock.advance(by: .seconds(1))
+            #expect(await iterator.next() == "an hour at \(Duration.seconds(3600))")
+            timer.cancel(later)
+            sink.finish()
+            #expect(await iterator.next() == nil, "the later deadline never ran")
         }
     }
 

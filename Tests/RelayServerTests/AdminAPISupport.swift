@@ -6,7 +6,6 @@ import NIOCore
 import RelayCore
 import RelayProviders
 import RelayStore
-import Synchronization
 
 @testable import RelayApplication
 @testable import RelayServer
@@ -19,7 +18,7 @@ import Synchronization
 /// their expiry with this clock.
 struct AdminFixture {
     let store = MemoryStore()
-    let clock = AdminClock()
+    let clock = ManualClock(date: Date())
     let relay: Relay
     let tenant: Tenant
     let tenantKey: String
@@ -34,7 +33,7 @@ struct AdminFixture {
             senders: Dictionary(
                 uniqueKeysWithValues: Provider.allCases.map { ($0, ScriptedSender($0) as any PushSender) }),
             settings: RelaySettings(waitDeadline: .seconds(5)),
-            now: { clock.now }
+            clock: .manual(clock)
         )
         (tenant, tenantKey) = try await TestRelay.addTenant(to: store, name: "acme")
         adminToken = try await Self.addOperator(to: store, name: "alice", role: .admin)
@@ -61,16 +60,9 @@ struct AdminFixture {
     var tenantKeyID: String { TenantKeys.keyID(of: tenantKey) ?? "" }
 
     /// Moves the relay past the tenant authenticator's cache, so that the next request sees the store's state.
-    func passAuthenticatorCache() { clock.advance(by: Authenticator.cacheLifetime + 1) }
+    func passAuthenticatorCache() { clock.advance(by: Authenticator.cacheLifetime + .seconds(1)) }
 
     static let pushBody = #"{"messages":[{"to":"\#(TestRelay.apnsToken)","title":"t","body":"b"}]}"#
-}
-
-/// A clock the test moves by hand, starting at the real time.
-final class AdminClock: Sendable {
-    private let date = Mutex(Date())
-    var now: Date { date.withLock { $0 } }
-    func advance(by seconds: TimeInterval) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
 extension TestClientProtocol {

@@ -107,13 +107,15 @@ struct CLIAuditRetentionTests {
     @Test func theMaintenanceServicePrunesAtStartAndRecordsItInTheRelayChain() async throws {
         let store = MemoryStore()
         let key = AuditSigningKey.generate()
-        // The service prunes against the real clock.
-        let old = (0..<3).map { Date().addingTimeInterval(-40 * 86_400 + Double($0)) }
+        // The service prunes against the relay's clock.
+        let clock = ManualClock()
+        let old = (0..<3).map { clock.date.addingTimeInterval(-40 * 86_400 + Double($0)) }
         try await AuditFixtures.appendPushes(to: store, chain: "relay-1:cli", times: old, signedBy: key)
         let commits = CommitQueue(
-            store: store, settings: AuditLogSettings(chain: "relay-1", signingKey: key, checkpointInterval: .zero)
+            store: store, settings: AuditLogSettings(chain: "relay-1", signingKey: key, checkpointInterval: .zero),
+            clock: .manual(clock)
         )
-        let relay = Relay(store: store, senders: [:], commits: commits)
+        let relay = Relay(store: store, senders: [:], commits: commits, clock: .manual(clock))
         let retention = AuditRetention(
             store: store, retention: Self.retention, signingKey: key, chains: ["relay-1", "relay-1:cli"]
         )

@@ -269,8 +269,7 @@ struct OneUptimeAPITests {
 
     @Test func receiptLookupsHaveTheirOwnBudgetAnd429() async throws {
         // A clock that stands still: the lookup bucket does not refill while the test runs, however slowly.
-        let frozen = Date()
-        let relay = try await TestRelay(now: { frozen })
+        let relay = try await TestRelay(clock: .manual(ManualClock(date: Date())))
         let burst = RateLimiterRegistry.receiptLookups.burst
         try await relay.application.test(.router) { client in
             var statuses: [HTTPResponse.Status] = []

@@ -4,7 +4,6 @@ import Hummingbird
 import HummingbirdTesting
 import RelayCore
 import RelayStore
-import Synchronization
 import Testing
 
 @testable import RelayApplication
@@ -338,8 +337,8 @@ struct KeyLifecycleTests {
     @Test func revokedKeysAndDisabledTenantsAreRefusedWithinTheCacheLifetime() async throws {
         let store = MemoryStore()
         let (tenant, key) = try await TestRelay.addTenant(to: store, name: "acme")
-        let clock = MutableClock()
-        let relay = Relay(store: store, senders: [:], now: { clock.now })
+        let clock = ManualClock()
+        let relay = Relay(store: store, senders: [:], clock: .manual(clock))
         let body = #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#
         try await buildApplication(RelayApplicationParts(relay: relay)).test(.router) { client in
             #expect(try await client.post("/v1/push", key: key, json: body).status == .ok)
@@ -347,22 +346,15 @@ struct KeyLifecycleTests {
             var disabled = tenant
             disabled.disabled = true
             try await store.updateTenant(disabled)
-            clock.advance(by: Authenticator.cacheLifetime + 1)
+            clock.advance(by: Authenticator.cacheLifetime + .seconds(1))
             #expect(try await client.post("/v1/push", key: key, json: body).status == .forbidden)
 
             try await store.updateTenant(tenant)
             var record = try #require(try await store.key(id: String(key.dropFirst(4).prefix(16))))
-            record.revokedAt = clock.now
+            record.revokedAt = clock.date
             try await store.updateKey(record)
-            clock.advance(by: Authenticator.cacheLifetime + 1)
+            clock.advance(by: Authenticator.cacheLifetime + .seconds(1))
             #expect(try await client.post("/v1/push", key: key, json: body).status == .unauthorized)
         }
     }
-}
-
-/// A clock the test moves by hand.
-final class MutableClock: Sendable {
-    private let date = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-    var now: Date { date.withLock { $0 } }
-    func advance(by seconds: TimeInterval) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }

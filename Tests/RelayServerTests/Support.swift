@@ -139,14 +139,14 @@ struct TestRelay {
         allowCriticalAlerts: Bool = true,
         gate: Gate? = nil,
         waitDeadline: Duration = .seconds(5),
-        now: @escaping @Sendable () -> Date = Date.init
+        clock: RelayClock = .system
     ) async throws {
         senders = Dictionary(uniqueKeysWithValues: providers.map { ($0, ScriptedSender($0, gate: gate)) })
         relay = Relay(
             store: store,
             senders: senders.mapValues { $0 as any PushSender },
             settings: RelaySettings(waitDeadline: waitDeadline),
-            now: now
+            clock: clock
         )
         (tenant, key) = try await Self.addTenant(to: store, name: "acme", limits: limits, allowCriticalAlerts: allowCriticalAlerts)
     }

@@ -25,12 +25,12 @@ package enum KeyLifecycle {
     }
 
     /// Issues and stores a key (shown once by the caller). `replacing` names a key being rotated out, which does not
-    /// count against the cap.
+    /// count against the cap. `now` comes from the caller's clock (``TenantAdministration``'s).
     package static func issue(
         for tenant: Tenant,
         expires: Date?,
         in store: any PushStore,
-        now: Date = Date(),
+        now: Date,
         replacing: String? = nil
     ) async throws -> TenantKeys.Issued {
         let active = try await store.keys(tenantID: tenant.id).filter { $0.isActive(at: now) && $0.id != replacing }
@@ -51,7 +51,7 @@ package enum KeyLifecycle {
         keyID: String,
         overlap: TimeInterval = defaultOverlap,
         in store: any PushStore,
-        now: Date = Date()
+        now: Date
     ) async throws -> (issued: TenantKeys.Issued, tenant: Tenant, old: TenantKeyRecord) {
         guard var old = try await store.key(id: keyID), old.isActive(at: now) else { throw Failure.noActiveKey(keyID) }
         guard let tenant = try await store.tenant(id: old.tenantID) else { throw Failure.tenantGone(old.tenantID) }

@@ -95,6 +95,7 @@ package struct RelayAssembly: Sendable {
     /// Builds the relay over `store` (from ``openStore(_:)``).
     ///
     /// - Parameters:
+    ///   - clock: The relay's clock, for its delivery, commit queue and maintenance; tests may pass a manual one.
     ///   - environment: The senders' clock and sleep; tests and benchmarks may pass their own.
     ///   - expoReceiptDelay: How long after Expo accepts a ticket its receipt is first asked for; `nil` takes
     ///     `[expo] receipt_delay_seconds` (`pushrelay demo` asks at once).
@@ -104,6 +105,7 @@ package struct RelayAssembly: Sendable {
         configuration: RelayConfiguration,
         store: any PushStore,
         logger: Logger,
+        clock: RelayClock = .system,
         environment: SenderEnvironment = .live,
         expoReceiptDelay: Duration? = nil
     ) throws(RelayAssemblyError) -> RelayAssembly {
@@ -181,9 +183,10 @@ package struct RelayAssembly: Sendable {
             store: store,
             senders: senders,
             settings: settings(configuration),
-            commits: CommitQueue(store: store, settings: configuration.audit.logSettings, logger: logger),
+            commits: CommitQueue(store: store, settings: configuration.audit.logSettings, logger: logger, clock: clock),
             rateLimitLeases: store as? PostgresStore,
-            logger: logger
+            logger: logger,
+            clock: clock
         )
         let poller = ExpoReceiptPoller(
             configuration: expoConfiguration,

@@ -26,7 +26,7 @@ package struct AuditedExpoReceipts: ExpoReceiptStore {
         let record = NotificationRecord(receipt: receipt, tenantName: tenantName)
         let conclusion = Conclusion.expoReceipt(outcome, ticketID: ticketID)
         var writes = RecordWrites()
-        record.record(conclusion, at: Date(), into: &writes)
+        record.record(conclusion, at: relay.clock.date, into: &writes)
         do {
             try await relay.commits.submit(writes.batch, audit: writes.audit)
         } catch StoreError.receiptsAlreadyFinal {

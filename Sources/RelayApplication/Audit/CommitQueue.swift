@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import Logging
 import Metrics
 package import RelayCore
@@ -43,6 +43,8 @@ package struct AuditLogSettings: Sendable {
 /// - The chain (`AuditChain`) is advanced on a copy and kept only when the commit succeeds, so a failed commit
 ///   leaves no gap in the chain; its submitters get the error.
 /// - Memory stays bounded: when more than `maxPendingWrites` writes wait, submitters wait for room before queueing.
+/// - Time comes from the relay's clock: the checkpoint interval is measured on its monotonic time, so a test moves a
+///   manual clock past the interval instead of waiting; a checkpoint carries its wall-clock date.
 /// - On graceful shutdown it stops taking writes only after the services listed after it (the delivery queue)
 ///   have drained: it is listed before them, so it stops after them, commits what is left, signs a last checkpoint
 ///   and returns.
@@ -73,7 +75,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     private let state = Mutex(State())
     private let maxPendingWrites: Int
     private let logger: Logger
-    private let now: @Sendable () -> Date
+    private let clock: RelayClock
     private let lastCommitFailed = Atomic(false)
     private let commits = Counter(label: "relay_store_commits_total")
     private let failedCommits = Counter(label: "relay_store_commit_failures_total")
@@ -85,13 +87,13 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         settings: AuditLogSettings = .init(),
         maxPendingWrites: Int = 50_000,
         logger: Logger = Logger(label: "pushrelay.commit"),
-        now: @escaping @Sendable () -> Date = Date.init
+        clock: RelayClock = .system
     ) {
         self.store = store
         self.settings = settings
         self.maxPendingWrites = maxPendingWrites
         self.logger = logger
-        self.now = now
+        self.clock = clock
     }
 
     /// Whether the last commit failed, until one succeeds again: the store is in trouble, and the relay writes
@@ -156,7 +158,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     /// The writer loop: one commit per round of submissions, until closed and drained.
     private func writeUntilClosed(chain start: AuditChain?) async {
         var chain = start
-        var lastCheckpoint = ContinuousClock.now
+        var lastCheckpoint = clock.now
         var checkpointedSeq = chain?.lastSeq ?? 0
         while var submissions = await nextSubmissions() {
             var written = 0
@@ -170,20 +172,20 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
                     }
                 }
                 if let head = next?.head, head.seq > checkpointedSeq,
-                    ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval,
+                    clock.now - lastCheckpoint >= settings.checkpointInterval,
                     let checkpoint = checkpoint(of: head)
                 {
                     batch.checkpoints.append(checkpoint)
                 }
                 do {
-                    let started = ContinuousClock.now
+                    let started = clock.now
                     try await store.commit(batch)
-                    commitDuration.record(.now - started)
+                    commitDuration.record(clock.now - started)
                     lastCommitFailed.store(false, ordering: .relaxed)
                     chain = next
                     if let signed = batch.checkpoints.last {
                         checkpointedSeq = signed.seq
-                        lastCheckpoint = .now
+                        lastCheckpoint = clock.now
                     }
                     commits.increment()
                     batchSize.record(submissions.reduce(0) { $0 + $1.size })
@@ -239,7 +241,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     }
 
     private func checkpoint(of head: AuditAnchor) -> AuditCheckpoint? {
-        settings.signingKey?.checkpoint(chain: head.chain, seq: head.seq, link: head.link, time: now())
+        settings.signingKey?.checkpoint(chain: head.chain, seq: head.seq, link: head.link, time: clock.date)
     }
 
     /// Everything submitted so far, waiting for the first; `nil` once closed and drained.

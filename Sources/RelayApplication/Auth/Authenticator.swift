@@ -1,5 +1,5 @@
-package import Foundation
-import RelayCore
+import Foundation
+package import RelayCore
 package import RelayStore
 import Synchronization
 
@@ -38,24 +38,25 @@ package struct AuthenticationFailure: Error, Equatable, Sendable {
 /// Checks tenant keys against the store, caching each key and tenant for a few seconds.
 ///
 /// The cache is what lets every request skip the store, and its short life is what makes revocation and disabling
-/// take effect on every instance within ``cacheLifetime``.
+/// take effect on every instance within ``cacheLifetime``. An entry's age is measured on the clock's monotonic time;
+/// key expiry and the time of key use are wall-clock dates.
 package final class Authenticator: Sendable {
-    package static let cacheLifetime: TimeInterval = 5
+    package static let cacheLifetime: Duration = .seconds(5)
 
     private struct Entry {
         var record: TenantKeyRecord?
         var tenant: Tenant?
-        var fetched: Date
+        var fetched: RelayClock.Instant
     }
 
     private let store: any PushStore
-    private let now: @Sendable () -> Date
+    private let clock: RelayClock
     private let cache = Mutex<[String: Entry]>([:])
     private let used = Mutex<Set<String>>([])
 
-    package init(store: any PushStore, now: @escaping @Sendable () -> Date = Date.init) {
+    package init(store: any PushStore, clock: RelayClock = .system) {
         self.store = store
-        self.now = now
+        self.clock = clock
     }
 
     /// The identity behind a presented key.
@@ -69,16 +70,16 @@ package final class Authenticator: Sendable {
         guard let presented, let (id, secret) = TenantKeys.parse(presented) else {
             throw AuthenticationFailure(.unauthorized)
         }
-        let date = now()
+        let (date, instant) = (clock.date, clock.now)
         let entry: Entry
-        if let cached = cache.withLock({ $0[id] }), date.timeIntervalSince(cached.fetched) < Self.cacheLifetime {
+        if let cached = cache.withLock({ $0[id] }), instant - cached.fetched < Self.cacheLifetime {
             entry = cached
         } else {
             do {
                 let record = try await store.key(id: id)
                 var tenant: Tenant?
                 if let record { tenant = try await store.tenant(id: record.tenantID) }
-                entry = Entry(record: record, tenant: tenant, fetched: date)
+                entry = Entry(record: record, tenant: tenant, fetched: instant)
             } catch {
                 throw AuthenticationFailure(.storeUnavailable, keyID: id)
             }
@@ -101,6 +102,6 @@ package final class Authenticator: Sendable {
             return used
         }
         guard !ids.isEmpty else { return }
-        try await store.markKeysUsed(ids, at: now())
+        try await store.markKeysUsed(ids, at: clock.date)
     }
 }

@@ -1,4 +1,4 @@
-import RelayCore
+package import RelayCore
 import Synchronization
 
 /// One timer for every push request waiting on its outcomes.
@@ -15,8 +15,12 @@ import Synchronization
 /// all) wakes it through `wake`; `wakePending` covers a wake-up that comes before the loop has started waiting.
 /// Deadlines normally arrive in order, each later than the one the loop sleeps toward, so a busy relay wakes the loop
 /// only when a deadline really passes, plus once per wait length for deadlines whose requests ended meanwhile.
+///
+/// Deadlines are instants of the relay's ``RelayClock`` (its monotonic time), and the loop reads and sleeps on that
+/// clock: on ``RelayClock/system`` it sleeps for real, and on a manual clock a deadline passes when a test advances
+/// the clock past it.
 package final class DeadlineTimer: Sendable {
-    package typealias Instant = ContinuousClock.Instant
+    package typealias Instant = RelayClock.Instant
 
     /// A scheduled deadline, to cancel it.
     package struct Token: Sendable {
@@ -41,8 +45,11 @@ package final class DeadlineTimer: Sendable {
     }
 
     private let state = Mutex(State())
+    private let clock: RelayClock
 
-    package init() {}
+    package init(clock: RelayClock = .system) {
+        self.clock = clock
+    }
 
     /// Runs `action` once `deadline` has passed, unless cancelled first. The action runs on the timer's task and must
     /// not block.
@@ -78,7 +85,7 @@ package final class DeadlineTimer: Sendable {
     /// Fires deadlines as they pass, until ``stop()`` has been called and none is left.
     package func run() async {
         while true {
-            let now = ContinuousClock.now
+            let now = clock.now
             let (due, target, finished) = state.withLock { state in
                 let due = state.schedule.expire(now: now).compactMap { state.actions.removeValue(forKey: $0) }
                 let target = state.schedule.next()
@@ -92,7 +99,7 @@ package final class DeadlineTimer: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.waitForWake() }
                 if let target {
-                    group.addTask { try? await Task.sleep(until: target, clock: .continuous) }
+                    group.addTask { try? await self.clock.sleep(until: target) }
                 }
                 await group.next()
                 group.cancelAll()

@@ -45,6 +45,7 @@ final class DeliveryJob: Sendable {
     private let state = Mutex(State())
     private let senders: [Provider: any PushSender]
     private let commits: CommitQueue
+    private let clock: RelayClock
     private let logger: Logger
 
     init(
@@ -52,18 +53,21 @@ final class DeliveryJob: Sendable {
         decided: RecordWrites,
         senders: [Provider: any PushSender],
         commits: CommitQueue,
+        clock: RelayClock,
         logger: Logger
     ) {
         self.items = items
         self.decided = decided
         self.senders = senders
         self.commits = commits
+        self.clock = clock
         self.logger = logger
     }
 
     /// Every receipt of the request as known now, to be stored as ``StoreBatch/provisionalReceipts``: the refused
     /// ones, the outcomes known so far, pending for the rest.
-    func provisionalReceipts(at date: Date = Date()) -> [Receipt] {
+    func provisionalReceipts(at date: Date? = nil) -> [Receipt] {
+        let date = date ?? clock.date
         let reports = state.withLock { $0.reports }
         return decided.batch.receipts
             + items.map { item in
@@ -96,7 +100,7 @@ final class DeliveryJob: Sendable {
                 for send in sends { group.addTask(operation: send) }
             }
         }
-        let now = Date()
+        let now = clock.date
         let reports = state.withLock { $0.reports }
         var writes = decided
         for item in items {
@@ -145,7 +149,7 @@ final class DeliveryJob: Sendable {
                 let resumeNow = state.withLock { state in
                     // The timer reads the clock before it calls `stopWaiting`: if it has fired, `now` is past the
                     // deadline here too, so a waiter is never left behind a timer that has already run.
-                    if state.done || Task.isCancelled || ContinuousClock.now >= deadline { return true }
+                    if state.done || Task.isCancelled || clock.now >= deadline { return true }
                     state.waiters[id] = continuation
                     return false
                 }

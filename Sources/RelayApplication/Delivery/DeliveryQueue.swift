@@ -1,5 +1,6 @@
 import Logging
 import Metrics
+package import RelayCore
 import ServiceLifecycle
 import Synchronization
 
@@ -18,10 +19,12 @@ package final class DeliveryQueue: Service, Sendable, CustomStringConvertible {
     private let pending = Meter(label: "relay_receipts_pending")
     private let activity = Mutex<(running: Int, idleWaiters: [CheckedContinuation<Void, Never>])>((0, []))
     /// Ends requests' waits at their deadlines; runs while the queue runs.
-    let deadlines = DeadlineTimer()
+    let deadlines: DeadlineTimer
 
-    package init() {
+    /// - Parameter clock: The relay's clock, on which request deadlines pass.
+    package init(clock: RelayClock = .system) {
         (stream, continuation) = AsyncStream.makeStream(of: DeliveryJob.self)
+        deadlines = DeadlineTimer(clock: clock)
     }
 
     /// Whether new work is accepted.

@@ -60,28 +60,34 @@ package final class Relay: Sendable {
     private let limiters: RateLimiterRegistry
     private let fingerprinter = Mutex<TokenFingerprinter?>(nil)
     package let logger: Logger
-    private let now: @Sendable () -> Date
+    /// The one clock of the relay and its parts (see ``RelayClock``).
+    package let clock: RelayClock
 
+    /// - Parameters:
+    ///   - queue: The delivery queue; by default one on `clock`.
+    ///   - commits: The commit queue; by default one on `clock` with the default audit settings. One passed in
+    ///     should run on `clock` too.
+    ///   - clock: The time of everything the relay does: its queues, authenticator, delivery jobs and maintenance.
     package init(
         store: any PushStore,
         senders: [Provider: any PushSender],
         settings: RelaySettings = .init(),
-        queue: DeliveryQueue = DeliveryQueue(),
+        queue: DeliveryQueue? = nil,
         commits: CommitQueue? = nil,
         rateLimitLeases: (any RateLimitLeaseStore)? = nil,
         logger: Logger = Logger(label: "pushrelay"),
-        now: @escaping @Sendable () -> Date = Date.init
+        clock: RelayClock = .system
     ) {
         self.store = store
         // With a lease store (PostgreSQL), tenants' limits hold across every relay on the database.
         self.limiters = RateLimiterRegistry(leases: rateLimitLeases)
         self.senders = senders
         self.settings = settings
-        self.queue = queue
-        self.commits = commits ?? CommitQueue(store: store, now: now)
+        self.queue = queue ?? DeliveryQueue(clock: clock)
+        self.commits = commits ?? CommitQueue(store: store, clock: clock)
         self.logger = logger
-        self.now = now
-        self.authenticator = Authenticator(store: store, now: now)
+        self.clock = clock
+        self.authenticator = Authenticator(store: store, clock: clock)
     }
 
     /// The providers with credentials.
@@ -105,7 +111,7 @@ package final class Relay: Sendable {
         logger requestLogger: Logger
     ) async throws(RequestRefusal) -> PushResult {
         guard queue.isAccepting else { throw .shuttingDown }
-        let date = now()
+        let date = clock.date
         let tenant = identity.tenant
         let request = origin
         try AdmissionPlan.checkSize(pushes.count, limits: tenant.limits)
@@ -174,6 +180,7 @@ package final class Relay: Sendable {
             decided: plan.writes,
             senders: senders,
             commits: commits,
+            clock: clock,
             logger: requestLogger
         )
         // While the store fails, receipts are written ahead of sending, so that nothing goes out unrecorded: a store
@@ -195,7 +202,7 @@ package final class Relay: Sendable {
             }
             throw error
         }
-        let progress = await job.progress(until: .now + settings.waitDeadline, timer: queue.deadlines)
+        let progress = await job.progress(until: clock.now + settings.waitDeadline, timer: queue.deadlines)
         if !progress.finished {
             // Answered before the job wrote its receipts: the ids in this answer must be found meanwhile.
             do {
@@ -217,7 +224,7 @@ package final class Relay: Sendable {
     ///   own budget, apart from its sends) are used up, ``RequestRefusal/storeUnavailable`` when the store does not
     ///   answer.
     package func receipts(ids: [String], identity: TenantIdentity) async throws(RequestRefusal) -> [Receipt] {
-        if case .denied(let wait) = limiters.admitReceiptLookup(tenantID: identity.tenant.id, now: now()) {
+        if case .denied(let wait) = limiters.admitReceiptLookup(tenantID: identity.tenant.id, now: clock.date) {
             Counter(label: "relay_rate_limited_total", dimensions: [("reason", "receipt_lookups")]).increment()
             throw .receiptLookupsExhausted(retryAfter: max(1, Int(wait.rounded(.up))))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import RelayCore
 import RelayStore
 package import Logging
 package import RelayProviders
@@ -6,6 +7,9 @@ import ServiceLifecycle
 
 /// Periodic upkeep: records which keys were used and prunes expired receipts; at start and then once a day, prunes
 /// this instance's audit chains to `[audit] retention_days`.
+///
+/// Time is the relay's clock (``Relay/clock``): what has expired is judged by its date, and the service sleeps on it
+/// between rounds, so a test on a manual clock runs a round by advancing the clock by `interval`.
 package struct MaintenanceService: Service, CustomStringConvertible {
     package var description: String { "MaintenanceService" }
 
@@ -30,21 +34,22 @@ package struct MaintenanceService: Service, CustomStringConvertible {
     }
 
     package func run() async throws {
-        var lastAuditPruning: ContinuousClock.Instant?
+        let clock = relay.clock
+        var lastAuditPruning: RelayClock.Instant?
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
                 try await relay.authenticator.flushUsage()
-                let pruned = try await relay.store.pruneReceipts(now: Date())
+                let pruned = try await relay.store.pruneReceipts(now: clock.date)
                 if pruned > 0 { logger.debug("Pruned expired receipts", metadata: ["receipts": "\(pruned)"]) }
             } catch {
                 logger.warning("Maintenance failed", metadata: ["error": "\(error)"])
             }
-            if let auditRetention, lastAuditPruning.map({ .now - $0 >= auditRetentionInterval }) ?? true {
-                lastAuditPruning = .now
+            if let auditRetention, lastAuditPruning.map({ clock.now - $0 >= auditRetentionInterval }) ?? true {
+                lastAuditPruning = clock.now
                 await pruneAudit(auditRetention)
             }
             do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+                try await cancelWhenGracefulShutdown { try await clock.sleep(for: interval) }
             } catch {
                 break
             }
@@ -56,7 +61,7 @@ package struct MaintenanceService: Service, CustomStringConvertible {
     /// queue owns that chain's head).
     func pruneAudit(_ retention: AuditRetention) async {
         do {
-            let now = Date()
+            let now = relay.clock.date
             let plans = try await retention.run(now: now)
             guard !plans.isEmpty else { return }
             let days = Int((retention.retention / 86_400).rounded())

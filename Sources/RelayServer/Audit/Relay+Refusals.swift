@@ -21,7 +21,7 @@ extension Relay {
         guard Self.auditedRefusals.contains(error.status.code) else { return }
         let paths = error.entries.compactMap(\.path)
         let entry = AuditEntry(
-            timeMillis: AuditTime.millis(Date()),
+            timeMillis: AuditTime.millis(clock.date),
             event: .refused,
             tenantID: subject.tenantID,
             keyID: subject.keyID,
