@@ -255,7 +255,7 @@ extension AuditCommand {
             let progress = TerminalProgress()
             let sections: [AuditExport.Section]
             do {
-                sections = try await export.write(to: { try writer.write($0) }) { step in
+                sections = try await export.write(to: writer.write) { step in
                     progress.show(ProgressBar.line(label: "chain \(step.chain)", done: step.walked, total: step.total))
                 }
                 progress.clear()

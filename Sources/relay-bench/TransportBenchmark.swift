@@ -170,6 +170,9 @@ struct TransportBenchmark: AsyncParsableCommand {
         }
     }
 
+    /// A transport answer counts as a success when it is a 2xx.
+    static let anySuccess: @Sendable (HTTP2Response) -> Bool = { (200..<300).contains($0.status) }
+
     /// Sends `request` `total` times with `concurrency` workers; a success is any 2xx answer.
     /// Each request is built anew, as a relay builds each push's: one request value shared by every sender would have
     /// all threads update the reference counts of the same few buffers.
@@ -177,7 +180,7 @@ struct TransportBenchmark: AsyncParsableCommand {
         let url = request.url
         let headers = request.headers
         let body = request.body
-        return await RelayBenchmark.drive(total: total, concurrency: concurrency, accept: { (200..<300).contains($0.status) }) { _ in
+        return await RelayBenchmark.drive(total: total, concurrency: concurrency, accept: anySuccess) { _ in
             var copy = HTTP2Request(url: url, headers: headers, body: [])
             copy.body = body.withUnsafeBufferPointer { Array($0) }
             return try await pool.send(copy)

@@ -68,6 +68,8 @@ struct FCMEndpoint: Sendable {
             code: 404, status: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED")
         static let senderIDMismatch = FCMError(
             code: 403, status: "PERMISSION_DENIED", message: "SenderId mismatch", errorCode: "SENDER_ID_MISMATCH")
+        // Named after FCM's THIRD_PARTY_AUTH_ERROR code.
+        // swift-format-ignore: DontRepeatTypeInStaticProperties
         static let thirdPartyAuthError = FCMError(
             code: 401, status: "UNAUTHENTICATED", message: "Auth error from APNS or Web Push Service",
             errorCode: "THIRD_PARTY_AUTH_ERROR")

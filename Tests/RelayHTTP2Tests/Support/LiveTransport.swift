@@ -164,7 +164,7 @@ final class Rendezvous: Sendable {
         }
         if let opened {
             let ids = state.withLock { $0.released ?? [] }
-            opened.forEach { $0.resume(returning: ids) }
+            for continuation in opened { continuation.resume(returning: ids) }
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

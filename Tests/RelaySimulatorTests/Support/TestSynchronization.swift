@@ -27,7 +27,7 @@ final class Gate: Sendable {
             return (state.arrived, nil)
         }
         if let opened {
-            opened.forEach { $0.resume() }
+            for continuation in opened { continuation.resume() }
             return
         }
         await withTaskCancellationHandler {
