@@ -60,7 +60,9 @@ let package = Package(
 
         // MARK: - Libraries
         // Pure logic; swift-crypto only for the audit log's hashes and signatures (computation, no I/O).
-        .target(name: "RelayCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
+        .target(
+            name: "RelayCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings),
         .target(
             name: "RelayHTTP2",
             dependencies: [
@@ -212,7 +214,8 @@ let package = Package(
         .testTarget(
             name: "RelayServerTests",
             dependencies: [
-                "RelayApplication", "RelayServer", "RelaySimulator", "HTTP2TestClient", "RelayHTTP2", "RelayCore", "RelayProviders", "RelayStore",
+                "RelayApplication", "RelayServer", "RelaySimulator", "HTTP2TestClient", "RelayHTTP2", "RelayCore",
+                "RelayProviders", "RelayStore",
                 "RelayStorePostgres",
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -241,7 +244,9 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayProvidersTests",
-            dependencies: ["RelayProviders", "RelayHTTP2", "RelaySimulator", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "RelayProviders", "RelayHTTP2", "RelaySimulator", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // An HTTP/2-over-TLS client built from NIO's own client side, shared by the simulator's and the server's tests.

@@ -2,11 +2,11 @@ package import Hummingbird
 import HummingbirdCore
 package import Logging
 import NIOSSL
+package import RelayApplication
 import RelayCore
 import RelayProviders
 import RelayStore
 package import ServiceLifecycle
-package import RelayApplication
 
 /// What the relay application is made of; the executable builds it from relay.conf, tests from their own parts.
 package struct RelayApplicationParts: Sendable {
@@ -82,9 +82,12 @@ package struct RelayResponderBuilder: HTTPResponderBuilder {
 package func buildApplication(_ parts: RelayApplicationParts) throws -> some ApplicationProtocol {
     let server: HTTPServerBuilder
     if let tls = parts.tls {
-        let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChain.utf8)).map { NIOSSLCertificateSource.certificate($0) }
+        let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChain.utf8)).map {
+            NIOSSLCertificateSource.certificate($0)
+        }
         let key = try NIOSSLPrivateKey(bytes: Array(tls.privateKey.utf8), format: .pem)
-        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        let configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain, privateKey: .privateKey(key))
         let settings = parts.http2
         server = HTTPServerBuilder { responder in
             try RelayTLSChannel(responder: responder, tls: configuration, settings: settings)

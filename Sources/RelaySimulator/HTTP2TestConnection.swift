@@ -2,11 +2,11 @@ internal import NIOCore
 internal import NIOHTTP2
 
 #if canImport(Glibc)
-    internal import Glibc
+internal import Glibc
 #elseif canImport(Musl)
-    internal import Musl
+internal import Musl
 #elseif canImport(Darwin)
-    internal import Darwin
+internal import Darwin
 #endif
 
 /// The controller of one accepted connection: owns its ``HTTP2TestServer/ConnectionStateMachine`` and performs its

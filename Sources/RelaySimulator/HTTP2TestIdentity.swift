@@ -5,11 +5,11 @@ internal import SwiftASN1
 internal import X509
 
 #if canImport(Glibc)
-    internal import Glibc
+internal import Glibc
 #elseif canImport(Musl)
-    internal import Musl
+internal import Musl
 #elseif canImport(Darwin)
-    internal import Darwin
+internal import Darwin
 #endif
 
 /// The certificate authority of an ``HTTP2TestServer``: a self-signed P-256 CA certificate and its private key.

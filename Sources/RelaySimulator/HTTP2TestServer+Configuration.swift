@@ -32,10 +32,10 @@ extension HTTP2TestServer {
         /// and RFC 9113 §8.1 allows; the rest of the request body is read and discarded. A stream the client had
         /// already ended is closed by the response itself and gets no `RST_STREAM`.
         package var answerBeforeBody: Bool = false
-        /// With ``answerBeforeBody``: the response is not followed by `RST_STREAM(NO_ERROR)` and the rest of the request
-        /// body is not read, so the client's stream window stays shut. A client uploading more than the window then
-        /// holds a complete answer on a stream it cannot end, until it resets the stream itself: RFC 9113 §8.1 lets a
-        /// server stop there, and the answer must still count.
+        /// With ``answerBeforeBody``: the response is not followed by `RST_STREAM(NO_ERROR)` and the rest of the
+        /// request body is not read, so the client's stream window stays shut. A client uploading more than the window
+        /// then holds a complete answer on a stream it cannot end, until it resets the stream itself: RFC 9113 §8.1
+        /// lets a server stop there, and the answer must still count.
         package var keepStreamAfterEarlyAnswer: Bool = false
 
         package init(

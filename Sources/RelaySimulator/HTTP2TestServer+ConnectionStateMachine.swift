@@ -3,9 +3,9 @@ extension HTTP2TestServer {
     ///
     /// ### Implementation
     /// The connection's event loop feeds it facts (a stream opened, a stream closed, a stream was accepted, a
-    /// `GOAWAY` was asked for) and performs the returned ``Action``. A quiescing connection remembers the last stream ID
-    /// it announced, so a later `GOAWAY` can only lower it (RFC 9113 §6.8: the last stream ID must not increase), and it
-    /// closes once its last open stream ends.
+    /// `GOAWAY` was asked for) and performs the returned ``Action``. A quiescing connection remembers the last stream
+    /// ID it announced, so a later `GOAWAY` can only lower it (RFC 9113 §6.8: the last stream ID must not increase),
+    /// and it closes once its last open stream ends.
     struct ConnectionStateMachine {
         /// What the event loop must do next.
         enum Action: Equatable {

@@ -117,7 +117,8 @@ final class HTTP2TestStreamHandler: ChannelInboundHandler {
                 request: request,
                 channel: context.channel,
                 connection: NIOLoopBound(self.connection, eventLoop: context.eventLoop),
-                earlyAnswer: self.answerBeforeBody && !keepsStream ? NIOLoopBound(self, eventLoop: context.eventLoop) : nil
+                earlyAnswer: self.answerBeforeBody && !keepsStream
+                    ? NIOLoopBound(self, eventLoop: context.eventLoop) : nil
             )
         )
     }

@@ -183,7 +183,8 @@ struct HTTP2FrameHeaderScanner {
     /// Decodes a header from its nine bytes, read through `byte(offset)`.
     private static func parse(_ byte: (Int) -> UInt8) -> FrameHeader {
         let length = Int(byte(0)) << 16 | Int(byte(1)) << 8 | Int(byte(2))
-        let streamID = (UInt32(byte(5)) << 24 | UInt32(byte(6)) << 16 | UInt32(byte(7)) << 8 | UInt32(byte(8)))
+        let streamID =
+            (UInt32(byte(5)) << 24 | UInt32(byte(6)) << 16 | UInt32(byte(7)) << 8 | UInt32(byte(8)))
             & 0x7fff_ffff
         return FrameHeader(length: length, type: byte(3), flags: byte(4), streamID: streamID)
     }

@@ -33,7 +33,8 @@ package final class MemoryStore: PushStore {
 
     package func createTenant(_ tenant: Tenant) async throws {
         try state.withLock { state in
-            guard state.tenants[tenant.id] == nil, !state.tenants.values.contains(where: { $0.name == tenant.name }) else {
+            guard state.tenants[tenant.id] == nil, !state.tenants.values.contains(where: { $0.name == tenant.name })
+            else {
                 throw StoreError.duplicate("tenant \(tenant.name)")
             }
             state.tenants[tenant.id] = tenant
@@ -230,5 +231,4 @@ package final class MemoryStore: PushStore {
                 .compactMap(\.expoTicketID)
         }
     }
-
 }

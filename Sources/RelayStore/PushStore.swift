@@ -1,7 +1,6 @@
 package import Foundation
 package import RelayCore
 
-
 /// Everything PushRelay keeps: tenants, their keys, operators, receipts, usage counters and the audit log.
 ///
 /// Implementations: ``MemoryStore`` for tests, ``SQLiteStore`` (the embedded default) and, for several instances,

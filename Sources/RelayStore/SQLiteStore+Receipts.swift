@@ -140,5 +140,4 @@ extension SQLiteStore {
             return try String.fetchAll(statement, arguments: [sentBefore.unixSeconds, limit])
         }
     }
-
 }

@@ -1,6 +1,5 @@
 package import RelayCore
 
-
 /// Writes that go to the store together, in one transaction (see ``PushStore/commit(_:)``).
 package struct StoreBatch: Sendable, Equatable {
     /// Written whole: a receipt with the same id is replaced.

@@ -1,5 +1,5 @@
-import RelayApplication
 import Foundation
+import RelayApplication
 import RelayCore
 import RelayServer
 import RelayStore

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
+import RelayApplication
 import RelayCore
 import RelayServer
 import RelayStore
-import RelayApplication
 
 /// What the tenant, key and usage commands work with: ``TenantAdministration`` on a store, and where their lines go.
 ///

@@ -1,8 +1,8 @@
-import RelayApplication
 import Foundation
 import Logging
 import Metrics
 import Prometheus
+import RelayApplication
 import RelayCore
 import RelayHTTP2
 import RelayServer
@@ -32,9 +32,12 @@ enum Bootstrap {
         for provider in Provider.allCases {
             let mine = pools.filter { $0.provider == provider }.map(\.statistics)
             let dimensions = [("provider", provider.rawValue)]
-            Gauge(label: "relay_upstream_connections_open", dimensions: dimensions).record(mine.reduce(0) { $0 + $1.connectionsOpen })
-            Gauge(label: "relay_upstream_streams_in_flight", dimensions: dimensions).record(mine.reduce(0) { $0 + $1.streamsInFlight })
-            Gauge(label: "relay_upstream_requests_queued", dimensions: dimensions).record(mine.reduce(0) { $0 + $1.queued })
+            Gauge(label: "relay_upstream_connections_open", dimensions: dimensions).record(
+                mine.reduce(0) { $0 + $1.connectionsOpen })
+            Gauge(label: "relay_upstream_streams_in_flight", dimensions: dimensions).record(
+                mine.reduce(0) { $0 + $1.streamsInFlight })
+            Gauge(label: "relay_upstream_requests_queued", dimensions: dimensions).record(
+                mine.reduce(0) { $0 + $1.queued })
         }
     }
 

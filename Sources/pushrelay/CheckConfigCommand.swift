@@ -1,6 +1,6 @@
-import RelayApplication
 import ArgumentParser
 import Foundation
+import RelayApplication
 import RelayServer
 import RelayStore
 import RelayStorePostgres
@@ -36,7 +36,8 @@ struct CheckConfigCommand: AsyncParsableCommand {
                 path: config,
                 environment: ProcessInfo.processInfo.environment
             )
-            // The PostgreSQL URL's own parameters (sslmode, pool size, schema …) are checked the way `serve` reads them.
+            // The PostgreSQL URL's own parameters (sslmode, pool size, schema …) are checked the way `serve` reads
+            // them.
             if case .postgres(let url)? = configuration.store.location {
                 do throws(StoreError) {
                     _ = try PostgresStoreConfiguration(url: url)

@@ -1,7 +1,7 @@
-import RelayApplication
 import ArgumentParser
 import Foundation
 import Logging
+import RelayApplication
 import RelayCore
 import RelayHTTP2
 import RelayProviders
@@ -26,7 +26,9 @@ struct DemoCommand: AsyncParsableCommand {
     var verbose = false
 
     func run() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushrelay-demo-\(UUID().uuidString.prefix(8))").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pushrelay-demo-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var logger = Logger(label: "pushrelay.demo")
@@ -43,12 +45,14 @@ struct DemoCommand: AsyncParsableCommand {
             [store]
             url = "sqlite://relay.db"
 
-            """ + credentials.relayConfiguration(caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL)
+            """
+            + credentials.relayConfiguration(caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL)
         let configPath = directory + "/relay.conf"
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         let configuration = try RelayConfiguration.load(path: configPath, environment: [:])
         let store = try await RelayAssembly.openStore(configuration)
-        let assembly = try RelayAssembly.make(configuration: configuration, store: store, logger: logger, expoReceiptDelay: .zero)
+        let assembly = try RelayAssembly.make(
+            configuration: configuration, store: store, logger: logger, expoReceiptDelay: .zero)
 
         let tenant = Tenant(name: "demo", allowCriticalAlerts: true)
         try await store.createTenant(tenant)
@@ -85,7 +89,8 @@ struct DemoCommand: AsyncParsableCommand {
             var ports = port.stream.makeAsyncIterator()
             guard let bound = await ports.next() else { throw ValidationError("the relay did not start") }
             say("Relay on https://127.0.0.1:\(bound) (HTTP/2 over TLS)\n")
-            let ok = try await Self.exercise(url: "https://127.0.0.1:\(bound)", caFile: relayCA, key: key.key, assembly: assembly, say: say)
+            let ok = try await Self.exercise(
+                url: "https://127.0.0.1:\(bound)", caFile: relayCA, key: key.key, assembly: assembly, say: say)
             await group.triggerGracefulShutdown()
             _ = try await tasks.next()
             return ok
@@ -99,7 +104,9 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     /// Sends the sample pushes and prints tickets and receipts; `true` when each outcome is the expected one.
-    static func exercise(url: String, caFile: String, key: String, assembly: RelayAssembly, say: (String) -> Void) async throws -> Bool {
+    static func exercise(url: String, caFile: String, key: String, assembly: RelayAssembly, say: (String) -> Void)
+        async throws -> Bool
+    {
         let client = try HTTP2Pool(configuration: .init(maxConnections: 1, caFile: caFile))
         defer { Task { await client.shutdown() } }
         let iosToken = String(repeating: "a1", count: 32)
@@ -107,8 +114,14 @@ struct DemoCommand: AsyncParsableCommand {
         let expoToken = "ExponentPushToken[demo-expo-0001]"
         let deadToken = "0410" + String(repeating: "d", count: 60)
         let samples: [(String, String, String)] = [
-            ("iOS critical alert", iosToken, #""title":"Incident #12","body":"Primary DB unreachable","isCriticalAlert":true,"data":{"incidentId":"12"}"#),
-            ("Android critical alert", androidToken, #""title":"Incident #12","body":"Primary DB unreachable","interruptionLevel":"critical","sound":{"critical":true,"name":"default","volume":1},"provider":"fcm""#),
+            (
+                "iOS critical alert", iosToken,
+                #""title":"Incident #12","body":"Primary DB unreachable","isCriticalAlert":true,"data":{"incidentId":"12"}"#
+            ),
+            (
+                "Android critical alert", androidToken,
+                #""title":"Incident #12","body":"Primary DB unreachable","interruptionLevel":"critical","sound":{"critical":true,"name":"default","volume":1},"provider":"fcm""#
+            ),
             ("Expo push", expoToken, #""title":"Deploy finished","body":"v2.4.1 is live""#),
             ("Dead token", deadToken, #""title":"Hello","body":"Anyone there?""#),
         ]
@@ -116,12 +129,15 @@ struct DemoCommand: AsyncParsableCommand {
         let response = try await client.send(
             HTTP2Request(
                 url: url + "/v1/push",
-                headers: [HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json")],
+                headers: [
+                    HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json"),
+                ],
                 body: Array(#"{"messages":[\#(messages)]}"#.utf8)
             )
         )
         say("POST /v1/push → HTTP \(response.status)")
-        guard response.status == 200, case .array(let tickets)? = JSONValue.decode(response.body)?.objectValue?["data"] else {
+        guard response.status == 200, case .array(let tickets)? = JSONValue.decode(response.body)?.objectValue?["data"]
+        else {
             say(String(decoding: response.body, as: UTF8.self))
             return false
         }
@@ -129,8 +145,11 @@ struct DemoCommand: AsyncParsableCommand {
         for ((name, _, _), ticket) in zip(samples, tickets) {
             let fields = ticket.objectValue ?? [:]
             let status = fields["status"]?.stringValue ?? "?"
-            let detail = fields["details"]?.objectValue?["error"]?.stringValue ?? fields["providerMessageId"]?.stringValue ?? ""
-            say("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(fields["provider"]?.stringValue ?? "?")\t\(status)\t\(detail)")
+            let detail =
+                fields["details"]?.objectValue?["error"]?.stringValue ?? fields["providerMessageId"]?.stringValue ?? ""
+            say(
+                "  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(fields["provider"]?.stringValue ?? "?")\t\(status)\t\(detail)"
+            )
             if let id = fields["id"]?.stringValue { ids.append(id) }
         }
 
@@ -140,7 +159,9 @@ struct DemoCommand: AsyncParsableCommand {
         let lookup = try await client.send(
             HTTP2Request(
                 url: url + "/v1/receipts",
-                headers: [HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json")],
+                headers: [
+                    HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json"),
+                ],
                 body: Array(JSONValue.object(["ids": .array(ids.map(JSONValue.string))]).encodedBytes())
             )
         )
@@ -152,7 +173,9 @@ struct DemoCommand: AsyncParsableCommand {
             let status = receipt["status"]?.stringValue ?? "absent"
             let error = receipt["details"]?.objectValue?["error"]?.stringValue
             let removeToken = receipt["details"]?.objectValue?["removeToken"] == .bool(true)
-            say("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(status)\(error.map { "\t\($0)" } ?? "")\(removeToken ? "\tremove this token" : "")")
+            say(
+                "  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(status)\(error.map { "\t\($0)" } ?? "")\(removeToken ? "\tremove this token" : "")"
+            )
             outcomes.append(error ?? status)
         }
         return outcomes == ["ok", "ok", "ok", "DeviceNotRegistered"]

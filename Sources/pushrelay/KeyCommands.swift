@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
+import RelayApplication
 import RelayCore
 import RelayServer
 import RelayStore
-import RelayApplication
 
 /// `pushrelay key …`: tenant keys. `rotate` and `revoke` take a key's id or the whole key (what an install holds);
 /// no output and no error ever repeats a key's secret, only its id, except the new key `issue` and `rotate` show once.
@@ -44,7 +44,8 @@ struct KeyCommand: AsyncParsableCommand {
     }
 
     struct List: AdminCommand {
-        static let configuration = CommandConfiguration(abstract: "List a tenant's keys (ids and dates, never secrets).")
+        static let configuration = CommandConfiguration(
+            abstract: "List a tenant's keys (ids and dates, never secrets).")
         @Option(help: "The tenant's name or id.") var tenant: String
         @OptionGroup var options: StoreOptions
 

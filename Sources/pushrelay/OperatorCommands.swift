@@ -1,6 +1,6 @@
-import RelayApplication
 import ArgumentParser
 import Foundation
+import RelayApplication
 import RelayCore
 import RelayServer
 import RelayStore

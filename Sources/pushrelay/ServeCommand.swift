@@ -1,8 +1,8 @@
-import RelayApplication
 import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import RelayApplication
 import RelayCore
 import RelayServer
 import ServiceLifecycle

@@ -1,7 +1,7 @@
-import RelayApplication
 import ArgumentParser
 import Dispatch
 import Foundation
+import RelayApplication
 import RelaySimulator
 
 /// `pushrelay simulate`: runs the APNs/FCM/Expo simulator with fresh demo credentials, and writes what a relay needs

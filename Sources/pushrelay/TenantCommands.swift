@@ -1,6 +1,6 @@
-import RelayApplication
 import ArgumentParser
 import Foundation
+import RelayApplication
 import RelayCore
 import RelayServer
 import RelayStore
@@ -47,7 +47,8 @@ struct TenantCommand: AsyncParsableCommand {
     }
 
     struct List: AdminCommand {
-        static let configuration = CommandConfiguration(abstract: "List tenants (deleted ones only with --include-deleted).")
+        static let configuration = CommandConfiguration(
+            abstract: "List tenants (deleted ones only with --include-deleted).")
         @Flag(name: .customLong("include-deleted"), help: "List deleted tenants too.")
         var includeDeleted = false
         @OptionGroup var options: StoreOptions
@@ -109,7 +110,8 @@ extension TenantCommand {
         @Option(name: .customLong("allow-critical-alerts"), help: "true or false.") var allowCriticalAlerts: Bool?
         @Option(
             name: .customLong("allow-provider"),
-            help: ArgumentHelp("Allow only these providers (apns, fcm, expo); repeat for several.", valueName: "provider")
+            help: ArgumentHelp(
+                "Allow only these providers (apns, fcm, expo); repeat for several.", valueName: "provider")
         )
         var allowProviders: [String] = []
         @Flag(name: .customLong("allow-all-providers"), help: "Allow every configured provider again.")

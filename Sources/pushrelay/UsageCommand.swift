@@ -1,8 +1,8 @@
 import ArgumentParser
+import RelayApplication
 import RelayCore
 import RelayServer
 import RelayStore
-import RelayApplication
 
 /// `pushrelay usage TENANT`: what a tenant sent, by day and provider.
 struct UsageCommand: AdminCommand {

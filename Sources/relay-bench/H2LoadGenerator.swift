@@ -35,7 +35,9 @@ enum H2LoadGenerator {
         let delivered1 = try await delivered(metrics, url: url, outcome: outcome)
         result.succeeded = min(total, max(0, delivered1 - delivered0))
         result.failed = total - result.succeeded
-        if result.failed > 0 && result.errors.isEmpty { result.errors["not \(outcome) (relay_pushes_total)"] = result.failed }
+        if result.failed > 0 && result.errors.isEmpty {
+            result.errors["not \(outcome) (relay_pushes_total)"] = result.failed
+        }
         return result
     }
 
@@ -74,13 +76,19 @@ enum H2LoadGenerator {
         var last = 0.0
         for line in try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n") {
             let fields = line.split(separator: "\t")
-            guard fields.count >= 3, let start = Double(fields[0]), let code = Int(fields[1]), let duration = Double(fields[2]) else {
+            guard fields.count >= 3, let start = Double(fields[0]), let code = Int(fields[1]),
+                let duration = Double(fields[2])
+            else {
                 continue
             }
             first = min(first, start)
             last = max(last, start + duration)
             result.latenciesMs.append(duration / 1000)
-            if (200..<300).contains(code) { result.succeeded += 1 } else { result.errors["status \(code)", default: 0] += 1 }
+            if (200..<300).contains(code) {
+                result.succeeded += 1
+            } else {
+                result.errors["status \(code)", default: 0] += 1
+            }
         }
         let answered = result.latenciesMs.count
         if answered < total { result.errors["no answer", default: 0] += total - answered }
@@ -102,7 +110,9 @@ enum H2LoadGenerator {
 
     /// Runs a program to its end without blocking a thread (Foundation's `waitUntilExit` spins a run loop on Linux,
     /// which would take a core from the benchmark).
-    static func run(_ executable: String, _ arguments: [String], standardOutput: FileHandle = .nullDevice) async throws -> Int32 {
+    static func run(_ executable: String, _ arguments: [String], standardOutput: FileHandle = .nullDevice) async throws
+        -> Int32
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -120,6 +130,8 @@ enum H2LoadGenerator {
 
     static func executable(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 }

@@ -42,13 +42,20 @@ struct RelayBenchmark: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let executable = pushrelay ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushrelay").path
+        let executable =
+            pushrelay
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+                "pushrelay"
+            ).path
         guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw ValidationError("no pushrelay executable at \(executable); build it (swift build -c release --product pushrelay)")
+            throw ValidationError(
+                "no pushrelay executable at \(executable); build it (swift build -c release --product pushrelay)")
         }
         guard let kind = Provider(rawValue: provider) else { throw ValidationError("--provider: apns, fcm or expo") }
         guard audit == "on" || audit == "off" else { throw ValidationError("--audit: on or off") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-bench-\(UUID().uuidString.prefix(8))").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "relay-bench-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
@@ -85,13 +92,17 @@ struct RelayBenchmark: AsyncParsableCommand {
             enabled = \(audit == "on")
             instance = "bench"
 
-            """ + credentials.relayConfiguration(
-                caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL, transport: relayTransport.rawValue
+            """
+            + credentials.relayConfiguration(
+                caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL,
+                transport: relayTransport.rawValue
             )
         let configPath = directory + "/relay.conf"
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-        _ = try Self.runTool(executable, ["tenant", "create", "bench", "--allow-critical-alerts", "--config", configPath])
-        let issued = try Self.runTool(executable, ["key", "issue", "--tenant", "bench", "--json", "--config", configPath])
+        _ = try Self.runTool(
+            executable, ["tenant", "create", "bench", "--allow-critical-alerts", "--config", configPath])
+        let issued = try Self.runTool(
+            executable, ["key", "issue", "--tenant", "bench", "--json", "--config", configPath])
         guard let key = JSONValue.decode(Array(issued.utf8))?.objectValue?["key"]?.stringValue else {
             throw ValidationError("could not issue a key: \(issued)")
         }
@@ -121,7 +132,9 @@ struct RelayBenchmark: AsyncParsableCommand {
         @Sendable func request(_ tokens: [String]) -> HTTP2Request {
             HTTP2Request(
                 url: url + "/v1/push",
-                headers: [HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json")],
+                headers: [
+                    HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json"),
+                ],
                 body: Array(body(tokens).utf8)
             )
         }
@@ -154,7 +167,8 @@ struct RelayBenchmark: AsyncParsableCommand {
             switch generator {
             case .h2load:
                 try await H2LoadGenerator.pushes(
-                    url: url, key: key, body: body([token(0)]), total: pacedRate * pacedSeconds, concurrency: concurrency,
+                    url: url, key: key, body: body([token(0)]), total: pacedRate * pacedSeconds,
+                    concurrency: concurrency,
                     rate: pacedRate, directory: directory, metrics: pool, outcome: success
                 )
             case .pool:
@@ -165,17 +179,20 @@ struct RelayBenchmark: AsyncParsableCommand {
         let cpu3 = Self.cpuSeconds(pid: relay.processIdentifier)
         let rss = Self.peakResidentMegabytes(pid: relay.processIdentifier)
         // The reference for "added by the relay": the same load generator sends one-notification requests at the same
-        // rate straight to the simulator (its Expo endpoint: one HTTP/2 round trip, no credentials), with the relay idle.
+        // rate straight to the simulator (its Expo endpoint: one HTTP/2 round trip, no credentials), with the relay
+        // idle.
         let directPaced: TransportBenchmark.Result
         switch generator {
         case .h2load:
             directPaced = try await H2LoadGenerator.load(
                 url: simulator.baseURL + "/--/api/v2/push/send", headers: ["content-type: application/json"],
-                body: #"{"to":"ExponentPushToken[bench0]","title":"Bench","body":"Load"}"#, total: pacedRate * pacedSeconds,
+                body: #"{"to":"ExponentPushToken[bench0]","title":"Bench","body":"Load"}"#,
+                total: pacedRate * pacedSeconds,
                 concurrency: concurrency, rate: pacedRate, directory: directory
             )
         case .pool:
-            let direct = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: simulator.caFilePath))
+            let direct = try HTTP2Pool(
+                configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: simulator.caFilePath))
             directPaced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
                 try await direct.send(
                     HTTP2Request(
@@ -203,7 +220,8 @@ struct RelayBenchmark: AsyncParsableCommand {
             "single_p50_ms": TransportBenchmark.rounded(single.percentile(0.5), 3),
             "single_p99_ms": TransportBenchmark.rounded(single.percentile(0.99), 3),
             "batched_requests": batches, "batched_failed": batched.failed,
-            "batched_notifications_per_second": TransportBenchmark.rounded(Double(batched.succeeded * 100) / batched.seconds, 1),
+            "batched_notifications_per_second": TransportBenchmark.rounded(
+                Double(batched.succeeded * 100) / batched.seconds, 1),
             "paced_rate": pacedRate, "paced_failed": paced.failed,
             "paced_p50_ms": TransportBenchmark.rounded(paced.percentile(0.5), 3),
             "paced_p99_ms": TransportBenchmark.rounded(paced.percentile(0.99), 3),
@@ -212,12 +230,15 @@ struct RelayBenchmark: AsyncParsableCommand {
             "direct_paced_p99_ms": TransportBenchmark.rounded(directPaced.percentile(0.99), 3),
             "paced_p50_added_ms": TransportBenchmark.rounded(paced.percentile(0.5) - directPaced.percentile(0.5), 3),
             "paced_p99_added_ms": TransportBenchmark.rounded(paced.percentile(0.99) - directPaced.percentile(0.99), 3),
-            "relay_cpu_seconds_per_1000_notifications_single": TransportBenchmark.rounded((cpu1 - cpu0) / Double(requests) * 1000, 4),
-            "relay_cpu_seconds_per_1000_notifications_batched": TransportBenchmark.rounded((cpu2 - cpu1) / Double(batches * 100) * 1000, 4),
+            "relay_cpu_seconds_per_1000_notifications_single": TransportBenchmark.rounded(
+                (cpu1 - cpu0) / Double(requests) * 1000, 4),
+            "relay_cpu_seconds_per_1000_notifications_batched": TransportBenchmark.rounded(
+                (cpu2 - cpu1) / Double(batches * 100) * 1000, 4),
             "relay_cpu_seconds_per_1000_notifications_paced": TransportBenchmark.rounded(
                 (cpu3 - cpu2) / Double(max(1, paced.succeeded + paced.failed)) * 1000, 4),
             "relay_max_rss_mb": TransportBenchmark.rounded(rss, 1),
-            "errors": single.errors.merging(batched.errors, uniquingKeysWith: +).merging(paced.errors, uniquingKeysWith: +),
+            "errors": single.errors.merging(batched.errors, uniquingKeysWith: +).merging(
+                paced.errors, uniquingKeysWith: +),
         ]
         let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))
@@ -262,7 +283,9 @@ struct RelayBenchmark: AsyncParsableCommand {
     }
 
     /// Sends at a fixed rate (open loop), one task per request.
-    static func pace(rate: Int, seconds: Int, _ operation: @escaping @Sendable (Int) async throws -> HTTP2Response) async -> TransportBenchmark.Result {
+    static func pace(rate: Int, seconds: Int, _ operation: @escaping @Sendable (Int) async throws -> HTTP2Response)
+        async -> TransportBenchmark.Result
+    {
         let clock = ContinuousClock()
         let start = clock.now
         let interval = Duration.seconds(1) / rate
@@ -326,7 +349,8 @@ struct RelayBenchmark: AsyncParsableCommand {
 
     static func waitUntilReady(_ pool: HTTP2Pool, url: String) async throws {
         for _ in 0..<100 {
-            if let response = try? await pool.send(HTTP2Request(method: "GET", url: url + "/readyz", timeout: .seconds(1))),
+            if let response = try? await pool.send(
+                HTTP2Request(method: "GET", url: url + "/readyz", timeout: .seconds(1))),
                 response.status == 200
             {
                 return
@@ -345,7 +369,9 @@ struct RelayBenchmark: AsyncParsableCommand {
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ValidationError("pushrelay \(arguments.joined(separator: " ")) failed") }
+        guard process.terminationStatus == 0 else {
+            throw ValidationError("pushrelay \(arguments.joined(separator: " ")) failed")
+        }
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -360,7 +386,9 @@ struct RelayBenchmark: AsyncParsableCommand {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw ValidationError("could not find a free port") }
         return Int(UInt16(bigEndian: address.sin_port))

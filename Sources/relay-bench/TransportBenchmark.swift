@@ -16,7 +16,10 @@ struct TransportBenchmark: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The pool's backend: nghttp2 (sessions over OpenSSL on the event loop) or curl (libcurl's multi interface).")
+    @Option(
+        help:
+            "The pool's backend: nghttp2 (sessions over OpenSSL on the event loop) or curl (libcurl's multi interface)."
+    )
     var transport: HTTP2Backend = .nghttp2
 
     @Option(help: "Target URL (https). Default: the built-in server.")
@@ -46,18 +49,28 @@ struct TransportBenchmark: AsyncParsableCommand {
     @Option(help: "Per-request timeout in seconds.")
     var timeoutSeconds = 60
 
-    @Option(help: "Rounds: each sends --requests through the pool (and through h2load with --h2load-reference); the report gives the median round.")
+    @Option(
+        help:
+            "Rounds: each sends --requests through the pool (and through h2load with --h2load-reference); the report gives the median round."
+    )
     var rounds = 1
 
-    @Flag(help: "Measure h2load (nghttp2-client) against the same URL in the same run, alternating with the pool, with the same connections, streams per connection, request count and body; reports the ratio.")
+    @Flag(
+        help:
+            "Measure h2load (nghttp2-client) against the same URL in the same run, alternating with the pool, with the same connections, streams per connection, request count and body; reports the ratio."
+    )
     var h2loadReference = false
 
-    @Flag(help: "The built-in server answers each request as soon as its HEADERS arrive and then resets the stream with NO_ERROR, as nginx does (RFC 9113 §8.1).")
+    @Flag(
+        help:
+            "The built-in server answers each request as soon as its HEADERS arrive and then resets the stream with NO_ERROR, as nginx does (RFC 9113 §8.1)."
+    )
     var serverAnswersBeforeBody = false
 
     func validate() throws {
         guard requests > 0, concurrency > 0, maxConnections > 0, maxStreams > 0, bodyBytes >= 0, rounds > 0 else {
-            throw ValidationError("--requests, --concurrency, --max-connections, --max-streams and --rounds must be positive")
+            throw ValidationError(
+                "--requests, --concurrency, --max-connections, --max-streams and --rounds must be positive")
         }
         if h2loadReference && H2LoadGenerator.executable("h2load") == nil {
             throw ValidationError("--h2load-reference: no h2load on PATH (Debian: apt-get install nghttp2-client)")
@@ -99,7 +112,10 @@ struct TransportBenchmark: AsyncParsableCommand {
         var referenceRounds: [Double] = []
         for _ in 0..<rounds {
             if h2loadReference {
-                referenceRounds.append(try await Self.h2load(url: target, requests: requests, connections: maxConnections, streams: maxStreams, bodyBytes: bodyBytes))
+                referenceRounds.append(
+                    try await Self.h2load(
+                        url: target, requests: requests, connections: maxConnections, streams: maxStreams,
+                        bodyBytes: bodyBytes))
             }
             // A new pool each round: it connects, as h2load does in each of its runs.
             let pool = try HTTP2Pool(configuration: configuration)
@@ -111,7 +127,10 @@ struct TransportBenchmark: AsyncParsableCommand {
             await pool.shutdown()
         }
         if h2loadReference {
-            referenceRounds.append(try await Self.h2load(url: target, requests: requests, connections: maxConnections, streams: maxStreams, bodyBytes: bodyBytes))
+            referenceRounds.append(
+                try await Self.h2load(
+                    url: target, requests: requests, connections: maxConnections, streams: maxStreams,
+                    bodyBytes: bodyBytes))
         }
         let byRate = poolRounds.sorted { Double($0.succeeded) / $0.seconds < Double($1.succeeded) / $1.seconds }
         let result = byRate[byRate.count / 2]
@@ -132,7 +151,9 @@ struct TransportBenchmark: AsyncParsableCommand {
         ]
         if rounds > 1 {
             report["rounds"] = rounds
-            report["requests_per_second_each_round"] = poolRounds.map { Self.rounded(Double($0.succeeded) / $0.seconds, 1) }
+            report["requests_per_second_each_round"] = poolRounds.map {
+                Self.rounded(Double($0.succeeded) / $0.seconds, 1)
+            }
             report["failed"] = poolRounds.reduce(0) { $0 + $1.failed }
         }
         if h2loadReference {
@@ -190,7 +211,9 @@ struct TransportBenchmark: AsyncParsableCommand {
     /// h2load's requests/s against `url`: the same number of requests, connections, streams per connection and body
     /// size. The rate is h2load's own summary ("finished in …, N req/s"), which counts from its first connect, as the
     /// pool's rounds do.
-    static func h2load(url: String, requests: Int, connections: Int, streams: Int, bodyBytes: Int) async throws -> Double {
+    static func h2load(url: String, requests: Int, connections: Int, streams: Int, bodyBytes: Int) async throws
+        -> Double
+    {
         guard let h2load = H2LoadGenerator.executable("h2load") else { throw ValidationError("no h2load on PATH") }
         let directory = FileManager.default.temporaryDirectory.path + "/relay-bench-h2load-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

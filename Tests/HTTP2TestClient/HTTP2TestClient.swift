@@ -389,25 +389,30 @@ package final class HTTP2TestClient: Sendable {
         }
     }
 
-    /// Opens a stream with a request's HEADERS and at once resets it (RST_STREAM CANCEL), as a client that gives up does.
+    /// Opens a stream with a request's HEADERS and at once resets it (RST_STREAM CANCEL), as a client that gives up
+    /// does.
     package func openAndReset(method: String = "GET", path: String = "/") async throws {
         let stream = try await self.openStream()
         let requestHeaders = self.requestHeaders(method: method, path: path)
         try await stream.executeThenClose { _, outbound in
-            try await outbound.write(contentsOf: [.headers(.init(headers: requestHeaders, endStream: false)), .rstStream(.cancel)])
+            try await outbound.write(contentsOf: [
+                .headers(.init(headers: requestHeaders, endStream: false)), .rstStream(.cancel),
+            ])
         }
     }
 
     private func openStream() async throws -> NIOAsyncChannel<HTTP2Frame.FramePayload, HTTP2Frame.FramePayload> {
         try await self.multiplexer.openStream { channel in
             channel.eventLoop.makeCompletedFuture {
-                try NIOAsyncChannel<HTTP2Frame.FramePayload, HTTP2Frame.FramePayload>(wrappingChannelSynchronously: channel)
+                try NIOAsyncChannel<HTTP2Frame.FramePayload, HTTP2Frame.FramePayload>(
+                    wrappingChannelSynchronously: channel)
             }
         }
     }
 
     private func requestHeaders(method: String, path: String, _ extra: [(String, String)] = []) -> HPACKHeaders {
-        HPACKHeaders([(":method", method), (":scheme", "https"), (":authority", self.authority), (":path", path)] + extra)
+        HPACKHeaders(
+            [(":method", method), (":scheme", "https"), (":authority", self.authority), (":path", path)] + extra)
     }
 
     package func close() async {

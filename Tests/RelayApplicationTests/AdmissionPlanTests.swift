@@ -51,7 +51,8 @@ struct AdmissionPlanTests {
 
     @Test func everyNotificationAllowedGoesUpstreamWithAPendingTicketAndWritesNothingYet() throws {
         let tenant = Tenant(name: "acme")
-        let plan = Self.plan(try Self.pushes(#"[{"to":["\#(Self.apns)","\#(Self.fcm)","\#(Self.expo)"],"body":"x"}]"#), tenant: tenant)
+        let plan = Self.plan(
+            try Self.pushes(#"[{"to":["\#(Self.apns)","\#(Self.fcm)","\#(Self.expo)"],"body":"x"}]"#), tenant: tenant)
         #expect(plan.tickets.map(\.id) == ["r1", "r2", "r3"])
         #expect(plan.tickets.map(\.state) == [.pending, .pending, .pending])
         #expect(plan.deliveries.map(\.index) == [0, 1, 2])
@@ -86,13 +87,23 @@ struct AdmissionPlanTests {
         #expect(plan.refused.map(\.refusal) == [kind] && plan.refused.map(\.index) == [0])
         #expect(plan.refused.map(\.record.receipt.provider) == [.apns])
         let retryAfter = kind == .messageRateExceeded ? 3 : nil  // 60 s / 20 a minute
-        #expect(plan.tickets == [Ticket(id: "r1", provider: .apns, state: .error(code: code, message: kind.message, removeToken: false, retryAfter: retryAfter))])
+        #expect(
+            plan.tickets == [
+                Ticket(
+                    id: "r1", provider: .apns,
+                    state: .error(code: code, message: kind.message, removeToken: false, retryAfter: retryAfter))
+            ])
         let receipt = try #require(plan.writes.batch.receipts.first)
         #expect(receipt.status == .error && receipt.code == code && receipt.message == kind.message)
         #expect(receipt.tokenFingerprint == "fp-abababab" && receipt.keyID == "key1" && receipt.tenantID == tenant.id)
-        #expect(plan.writes.batch.usage == [UsageKey(tenantID: tenant.id, date: Self.now, provider: .apns): UsageCounts(column: column)])
+        #expect(
+            plan.writes.batch.usage == [
+                UsageKey(tenantID: tenant.id, date: Self.now, provider: .apns): UsageCounts(column: column)
+            ])
         let audit = try #require(plan.writes.audit.first)
-        #expect(audit.outcome == code.rawValue && audit.requestID == "req1" && audit.client == "192.0.2.1" && audit.attempts == 0)
+        #expect(
+            audit.outcome == code.rawValue && audit.requestID == "req1" && audit.client == "192.0.2.1"
+                && audit.attempts == 0)
         #expect(audit.tokenFingerprint == "fp-abababab")
     }
 
@@ -116,7 +127,10 @@ struct AdmissionPlanTests {
                 return fingerprint != "fp-cdcdcdcd"
             }
         )
-        #expect(plan.refused.map(\.refusal) == [.criticalAlertsNotAllowed, .providerNotAllowed, .providerNotConfigured, .messageRateExceeded])
+        #expect(
+            plan.refused.map(\.refusal) == [
+                .criticalAlertsNotAllowed, .providerNotAllowed, .providerNotConfigured, .messageRateExceeded,
+            ])
         #expect(plan.refused.map(\.index) == [0, 1, 2, 3])
         #expect(plan.deliveries.map(\.index) == [4])
         #expect(asked == ["fp-cdcdcdcd", "fp-abababab"])
@@ -126,13 +140,16 @@ struct AdmissionPlanTests {
 
     @Test func theCriticalChannelTravelsWithEveryPush() throws {
         let tenant = Tenant(name: "acme", allowCriticalAlerts: true, criticalChannel: "pager")
-        let plan = Self.plan(try Self.pushes(#"[{"to":"\#(Self.fcm)","body":"x","isCriticalAlert":true}]"#), tenant: tenant)
+        let plan = Self.plan(
+            try Self.pushes(#"[{"to":"\#(Self.fcm)","body":"x","isCriticalAlert":true}]"#), tenant: tenant)
         #expect(plan.deliveries.first?.push.criticalChannel == "pager")
     }
 
     @Test func theBurstIsTheLargestRequest() {
         let limits = RateLimits(burst: 3)
         #expect(throws: Never.self) { try AdmissionPlan.checkSize(3, limits: limits) }
-        #expect(throws: RequestRefusal.exceedsBurst(count: 4, burst: 3)) { try AdmissionPlan.checkSize(4, limits: limits) }
+        #expect(throws: RequestRefusal.exceedsBurst(count: 4, burst: 3)) {
+            try AdmissionPlan.checkSize(4, limits: limits)
+        }
     }
 }

@@ -21,7 +21,9 @@ struct CommitQueueReceiptCloseTests {
     }
 
     static func close(_ id: String) -> StoreBatch {
-        StoreBatch(receiptCloses: [ReceiptUpdate(id: id, status: .error, errorCode: "DeviceNotRegistered", updatedAt: t0)])
+        StoreBatch(receiptCloses: [
+            ReceiptUpdate(id: id, status: .error, errorCode: "DeviceNotRegistered", updatedAt: t0)
+        ])
     }
 
     static func entry(_ detail: String) -> AuditEntry {
@@ -30,13 +32,17 @@ struct CommitQueueReceiptCloseTests {
 
     @Test func aCloseOfAFinalReceiptFailsAloneAndTheRoundIsCommittedWithoutIt() async throws {
         let store = MemoryStore()
-        try await store.commit(StoreBatch(receipts: [Self.receipt("final", status: .ok), Self.receipt("open", status: .pending)]))
+        try await store.commit(
+            StoreBatch(receipts: [Self.receipt("final", status: .ok), Self.receipt("open", status: .pending)]))
         let queue = CommitQueue(store: store)
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Three submissions gathered into one round before the writer starts.
             let late = Task { try await queue.submit(Self.close("final"), audit: [Self.entry("late close")]) }
             let first = Task { try await queue.submit(Self.close("open"), audit: [Self.entry("close")]) }
-            let plain = Task { try await queue.submit(StoreBatch(receipts: [Self.receipt("new", status: .ok)]), audit: [Self.entry("push")]) }
+            let plain = Task {
+                try await queue.submit(
+                    StoreBatch(receipts: [Self.receipt("new", status: .ok)]), audit: [Self.entry("push")])
+            }
             while queue.waitingSubmissions < 3 { await Task.yield() }
             group.addTask { try await queue.run() }
 

@@ -331,7 +331,9 @@ private final class TestConnectProxy: Sendable {
             guard count > 0 else { return nil }
             received += buffer[..<count]
             if let range = received.firstRange(of: end) {
-                return (String(decoding: received[..<range.lowerBound], as: UTF8.self), Array(received[range.upperBound...]))
+                return (
+                    String(decoding: received[..<range.lowerBound], as: UTF8.self), Array(received[range.upperBound...])
+                )
             }
         }
         return nil

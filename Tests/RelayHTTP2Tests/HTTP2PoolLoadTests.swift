@@ -22,7 +22,8 @@ struct HTTP2PoolLoadTests {
             configuration: .init(maxConcurrentStreams: 100),
             handler: HTTP2PoolTests.echo
         )
-        let pool = try HTTP2PoolTests.pool(for: server, backend: backend, maxConnections: 2, requestTimeout: Self.deadline)
+        let pool = try HTTP2PoolTests.pool(
+            for: server, backend: backend, maxConnections: 2, requestTimeout: Self.deadline)
         let outcomes = await LiveTransport.burst(pool, count: 2_000) { HTTP2PoolTests.request(server, $0) }
         LiveTransport.expectAllAnswered(outcomes, count: 2_000)
         let counters = pool.statistics
@@ -55,7 +56,8 @@ struct HTTP2PoolLoadTests {
                 )
             }
         )
-        let pool = try HTTP2PoolTests.pool(for: server, backend: backend, maxConnections: 2, requestTimeout: Self.deadline)
+        let pool = try HTTP2PoolTests.pool(
+            for: server, backend: backend, maxConnections: 2, requestTimeout: Self.deadline)
         let lowered = 5
 
         // The limit drops to 5 while the burst is in full flow.
@@ -96,7 +98,9 @@ struct HTTP2PoolLoadTests {
             configuration: .init(maxConcurrentStreams: 100, initialWindowSize: 1024),
             handler: { request in
                 let number = Int(request.header("x-request") ?? "") ?? -1
-                if LiveTransport.same(request.body, LiveTransport.pattern(number, count: requestBytes)) { intact.withLock { $0 += 1 } }
+                if LiveTransport.same(request.body, LiveTransport.pattern(number, count: requestBytes)) {
+                    intact.withLock { $0 += 1 }
+                }
                 return .respond(
                     HTTP2TestResponse(
                         status: 200,
@@ -149,7 +153,8 @@ struct HTTP2PoolLoadTests {
             configuration: .init(maxConcurrentStreams: 100, initialWindowSize: 1024, answerBeforeBody: true),
             handler: HTTP2PoolTests.echoResponse
         )
-        let pool = try HTTP2PoolTests.pool(for: server, backend: backend, maxConnections: 2, requestTimeout: Self.deadline)
+        let pool = try HTTP2PoolTests.pool(
+            for: server, backend: backend, maxConnections: 2, requestTimeout: Self.deadline)
         let count = 200
         let outcomes = await LiveTransport.burst(pool, count: count) { number in
             var request = HTTP2PoolTests.request(server, number)
@@ -181,7 +186,8 @@ struct HTTP2PoolLoadTests {
             handler: HTTP2PoolTests.echoResponse
         )
         // Short enough that the stranded streams are reset within the test, long enough for 50 answers.
-        let pool = try HTTP2PoolTests.pool(for: server, backend: backend, maxConnections: 1, requestTimeout: .seconds(10))
+        let pool = try HTTP2PoolTests.pool(
+            for: server, backend: backend, maxConnections: 1, requestTimeout: .seconds(10))
         let count = 50
         let outcomes = await LiveTransport.burst(pool, count: count) { number in
             var request = HTTP2PoolTests.request(server, number)

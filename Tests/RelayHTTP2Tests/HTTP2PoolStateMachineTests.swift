@@ -33,8 +33,11 @@ import Testing
     }
 
     /// A machine with one connection (id 1) up and SETTINGS received.
-    func ready(limit: Int? = 100, maxConnections: Int = 2, maxConcurrentStreams: Int = 100, pingInterval: Duration? = nil) -> Machine {
-        var pool = machine(maxConnections: maxConnections, maxConcurrentStreams: maxConcurrentStreams, pingInterval: pingInterval)
+    func ready(
+        limit: Int? = 100, maxConnections: Int = 2, maxConcurrentStreams: Int = 100, pingInterval: Duration? = nil
+    ) -> Machine {
+        var pool = machine(
+            maxConnections: maxConnections, maxConcurrentStreams: maxConcurrentStreams, pingInterval: pingInterval)
         #expect(pool.requestSubmitted(1, deadline: later, now: t0) == [.openConnection(1)])
         #expect(pool.connectionEstablished(1, now: t0) == [])
         #expect(pool.settingsReceived(1, maxConcurrentStreams: limit, now: t0) == [.startStream(1, 1)])
@@ -47,7 +50,8 @@ import Testing
         #expect(pool.requestSubmitted(1, deadline: later, now: t0) == [.openConnection(1)])
         #expect(pool.requestSubmitted(2, deadline: later, now: t0) == [], "one connection being opened covers 100")
         #expect(pool.connectionEstablished(1, now: t0) == [], "no stream before SETTINGS")
-        // An APNs-like limit of 1: the connection is full with one stream, so a second one opens for the waiting request.
+        // An APNs-like limit of 1: the connection is full with one stream, so a second one opens for the waiting
+        // request.
         #expect(pool.settingsReceived(1, maxConcurrentStreams: 1, now: t0) == [.startStream(1, 1), .openConnection(2)])
         #expect(pool.queuedCount == 1)
         // APNs raises the limit after the first success.
@@ -82,12 +86,16 @@ import Testing
         var pool = machine(maxConnections: 2, maxConcurrentStreams: 2)
         #expect(pool.requestSubmitted(1, deadline: later, now: t0) == [.openConnection(1)])
         #expect(pool.requestSubmitted(2, deadline: later, now: t0) == [])
-        #expect(pool.requestSubmitted(3, deadline: later, now: t0) == [.openConnection(2)], "3 waiting > 2 being opened")
+        #expect(
+            pool.requestSubmitted(3, deadline: later, now: t0) == [.openConnection(2)], "3 waiting > 2 being opened")
         _ = pool.connectionEstablished(1, now: t0)
         _ = pool.connectionEstablished(2, now: t0)
-        #expect(pool.settingsReceived(1, maxConcurrentStreams: 100, now: t0) == [.startStream(1, 1), .startStream(2, 1)])
+        #expect(
+            pool.settingsReceived(1, maxConcurrentStreams: 100, now: t0) == [.startStream(1, 1), .startStream(2, 1)])
         #expect(pool.settingsReceived(2, maxConcurrentStreams: 100, now: t0) == [.startStream(3, 2)])
-        #expect(pool.requestSubmitted(4, deadline: later, now: t0) == [.startStream(4, 2)], "connection 2 had one stream, 1 had two")
+        #expect(
+            pool.requestSubmitted(4, deadline: later, now: t0) == [.startStream(4, 2)],
+            "connection 2 had one stream, 1 had two")
         #expect(pool.requestSubmitted(5, deadline: later, now: t0) == [], "both full: queued")
         #expect(pool.streamEnded(1, .answered, now: t0) == [.finishRequest(1), .startStream(5, 1)])
     }
@@ -124,7 +132,10 @@ import Testing
         #expect(pool.requestSubmitted(5, deadline: later, now: t0) == [], "nothing new on a draining connection")
         #expect(pool.streamEnded(2, .answered, now: t0) == [.finishRequest(2), .closeConnection(1, graceful: true)])
         _ = pool.connectionEstablished(2, now: t0)
-        #expect(pool.settingsReceived(2, maxConcurrentStreams: 100, now: t0) == [.startStream(4, 2), .startStream(3, 2), .startStream(5, 2)])
+        #expect(
+            pool.settingsReceived(2, maxConcurrentStreams: 100, now: t0) == [
+                .startStream(4, 2), .startStream(3, 2), .startStream(5, 2),
+            ])
     }
 
     @Test func aFreshConnectionRequestRetiresTheConnectionsOpenedBeforeIt() {
@@ -136,12 +147,16 @@ import Testing
         #expect(pool.requestSubmitted(4, deadline: later, now: t1) == [], "nothing new on the retired connection")
         #expect(pool.streamEnded(2, .answered, now: t1) == [.finishRequest(2), .closeConnection(1, graceful: true)])
         _ = pool.connectionEstablished(2, now: t1)
-        #expect(pool.settingsReceived(2, maxConcurrentStreams: 100, now: t1) == [.startStream(3, 2), .startStream(4, 2)])
+        #expect(
+            pool.settingsReceived(2, maxConcurrentStreams: 100, now: t1) == [.startStream(3, 2), .startStream(4, 2)])
         // Another such request at the same instant keeps the connection opened then; later, an idle one closes at once.
         #expect(pool.requestSubmitted(5, deadline: later, freshConnection: true, now: t1) == [.startStream(5, 2)])
         for id in 3...5 as ClosedRange<UInt64> { _ = pool.streamEnded(id, .answered, now: t1) }
         let t2 = t1 + .milliseconds(10)
-        #expect(pool.requestSubmitted(6, deadline: later, freshConnection: true, now: t2) == [.closeConnection(2, graceful: true), .openConnection(3)])
+        #expect(
+            pool.requestSubmitted(6, deadline: later, freshConnection: true, now: t2) == [
+                .closeConnection(2, graceful: true), .openConnection(3),
+            ])
     }
 
     @Test func aResetOrLostConnectionIsOutcomeUnknownNotResent() {
@@ -161,7 +176,8 @@ import Testing
         #expect(pool.requestSubmitted(1, deadline: later, now: t0) == [.openConnection(1)])
         _ = pool.requestSubmitted(2, deadline: later, now: t0)
         let refused = HTTP2Error(.connectFailed, detail: "ECONNREFUSED")
-        #expect(pool.connectionClosed(1, error: refused, now: t0) == [.failRequest(1, refused), .failRequest(2, refused)])
+        #expect(
+            pool.connectionClosed(1, error: refused, now: t0) == [.failRequest(1, refused), .failRequest(2, refused)])
         // During the back-off, a new request fails at once rather than wait for a connection nobody is opening.
         #expect(pool.requestSubmitted(3, deadline: later, now: t0 + .milliseconds(50)) == [.failRequest(3, refused)])
         #expect(pool.requestSubmitted(4, deadline: later, now: t0 + .milliseconds(100)) == [.openConnection(2)])
@@ -170,12 +186,15 @@ import Testing
         #expect(pool.requestSubmitted(5, deadline: later, now: t0 + .milliseconds(250)) == [.failRequest(5, refused)])
         #expect(pool.requestSubmitted(6, deadline: later, now: t0 + .milliseconds(300)) == [.openConnection(3)])
         _ = pool.connectionEstablished(3, now: t0 + .milliseconds(310))
-        #expect(pool.settingsReceived(3, maxConcurrentStreams: 10, now: t0 + .milliseconds(310)) == [.startStream(6, 3)])
+        #expect(
+            pool.settingsReceived(3, maxConcurrentStreams: 10, now: t0 + .milliseconds(310)) == [.startStream(6, 3)])
     }
 
     @Test(arguments: [(1, 100), (2, 200), (3, 400), (4, 800), (5, 1000), (40, 1000)])
     func backoffDoublesUpToItsLimit(failures: Int, milliseconds: Int) {
-        #expect(Machine.backoff(failures: failures, base: .milliseconds(100), limit: .seconds(1)) == .milliseconds(milliseconds))
+        #expect(
+            Machine.backoff(failures: failures, base: .milliseconds(100), limit: .seconds(1))
+                == .milliseconds(milliseconds))
     }
 
     /// Once the back-off after a failed connect has passed and a new connect starts, no timer is left in the past
@@ -277,7 +296,10 @@ import Testing
         _ = aged.settingsReceived(1, maxConcurrentStreams: 10, now: t0)
         #expect(aged.tick(now: t0 + .seconds(100)) == [], "still carrying a stream: draining")
         #expect(aged.requestSubmitted(2, deadline: t0 + .seconds(500), now: t0 + .seconds(101)) == [.openConnection(2)])
-        #expect(aged.streamEnded(1, .answered, now: t0 + .seconds(102)) == [.finishRequest(1), .closeConnection(1, graceful: true)])
+        #expect(
+            aged.streamEnded(1, .answered, now: t0 + .seconds(102)) == [
+                .finishRequest(1), .closeConnection(1, graceful: true),
+            ])
 
         var idle = machine(maxConnections: 1, maxIdle: .seconds(60))
         _ = idle.requestSubmitted(1, deadline: later, now: t0)
@@ -323,7 +345,8 @@ import Testing
         }
         #expect(refusal.kind == .shuttingDown)
         #expect(pool.streamEnded(2, .answered, now: t0) == [.finishRequest(2), .startStream(3, 1)])
-        #expect(pool.streamEnded(3, .answered, now: t0) == [.finishRequest(3), .closeConnection(1, graceful: true), .close])
+        #expect(
+            pool.streamEnded(3, .answered, now: t0) == [.finishRequest(3), .closeConnection(1, graceful: true), .close])
         #expect(pool.isClosed)
     }
 
@@ -363,7 +386,9 @@ import Testing
                     #expect(perConnection[connection, default: 0] <= 4)
                 case .finishRequest(let request), .failRequest(let request, _), .cancelStream(let request, _, _):
                     ended[request, default: 0] += 1
-                    if let connection = active.removeValue(forKey: request) { perConnection[connection, default: 0] -= 1 }
+                    if let connection = active.removeValue(forKey: request) {
+                        perConnection[connection, default: 0] -= 1
+                    }
                 case .closeConnection(let id, let graceful):
                     up.remove(id)
                     connecting.remove(id)

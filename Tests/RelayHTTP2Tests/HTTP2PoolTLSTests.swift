@@ -13,7 +13,8 @@ struct HTTP2PoolTLSTests {
     /// as `127.0.0.2` (still the loopback interface on Linux) is reaching a host the certificate does not name.
     @Test(arguments: HTTP2Backend.allCases)
     func aHostNameTheCertificateDoesNotCoverIsRefused(backend: HTTP2Backend) async throws {
-        let server = try await HTTP2TestServer.start(configuration: .init(host: "0.0.0.0"), handler: HTTP2PoolTests.echo)
+        let server = try await HTTP2TestServer.start(
+            configuration: .init(host: "0.0.0.0"), handler: HTTP2PoolTests.echo)
         let pool = try HTTP2PoolTests.pool(for: server, backend: backend)
         var request = HTTP2PoolTests.request(server, 1)
         request.url = "https://127.0.0.2:\(server.port)/3/device/test"

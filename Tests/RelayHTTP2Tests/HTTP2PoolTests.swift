@@ -54,7 +54,8 @@ struct HTTP2PoolTests {
         let server = try await HTTP2TestServer.start { request in
             received.withLock { $0.append(request) }
             return .respond(
-                HTTP2TestResponse(status: 410, headers: [("apns-id", "abc")], body: Array(#"{"reason":"Unregistered"}"#.utf8))
+                HTTP2TestResponse(
+                    status: 410, headers: [("apns-id", "abc")], body: Array(#"{"reason":"Unregistered"}"#.utf8))
             )
         }
         let pool = try Self.pool(for: server, backend: backend)
@@ -79,7 +80,10 @@ struct HTTP2PoolTests {
         let server = try await HTTP2TestServer.start(
             configuration: .init(maxConcurrentStreams: 200),
             handler: { request in
-                .respond(HTTP2TestResponse(status: 200, headers: [("x-request", request.header("x-request") ?? "")], body: []), delay: .milliseconds(20))
+                .respond(
+                    HTTP2TestResponse(
+                        status: 200, headers: [("x-request", request.header("x-request") ?? "")], body: []),
+                    delay: .milliseconds(20))
             }
         )
         let pool = try Self.pool(for: server, backend: backend, maxConnections: 2, maxConcurrentStreams: 200)

@@ -13,7 +13,9 @@ struct HeaderLineTests {
         #expect(field("retry-after:\t 30 \t") == HTTPHeader("retry-after", "30"))
         #expect(field("X-Empty:") == HTTPHeader("x-empty", ""))
         // Inner blanks and a colon inside the value stay.
-        #expect(field("www-authenticate: Bearer error=\"invalid_token\", a:b") == HTTPHeader("www-authenticate", "Bearer error=\"invalid_token\", a:b"))
+        #expect(
+            field("www-authenticate: Bearer error=\"invalid_token\", a:b")
+                == HTTPHeader("www-authenticate", "Bearer error=\"invalid_token\", a:b"))
     }
 
     @Test func aLineWithoutAColonIsNoField() {

@@ -17,11 +17,14 @@ import Testing
 
     @Test func theEchoedIDWinsWhenPresent() {
         let response = HTTP2Response(status: 200, headers: [HTTPHeader("apns-id", "abc")], body: [])
-        #expect(APNsUpstream.classify(response, sentAPNsID: Self.sent).verdict == .final(.delivered(providerMessageID: "abc")))
+        #expect(
+            APNsUpstream.classify(response, sentAPNsID: Self.sent).verdict
+                == .final(.delivered(providerMessageID: "abc")))
     }
 
     @Test func anErrorWithItsReasonIsClassified() {
-        let response = HTTP2Response(status: 410, headers: [], body: Array(#"{"reason":"Unregistered","timestamp":1700000000000}"#.utf8))
+        let response = HTTP2Response(
+            status: 410, headers: [], body: Array(#"{"reason":"Unregistered","timestamp":1700000000000}"#.utf8))
         let result = APNsUpstream.classify(response, sentAPNsID: Self.sent)
         #expect(result.reason == "Unregistered")
         #expect(result.status == 410)
@@ -31,7 +34,8 @@ import Testing
 
     @Test func anErrorWithoutAReadableReasonIsRetriedAsAMissingAnswer() {
         for body in ["", "not json", #"{"reason":400}"#] {
-            let result = APNsUpstream.classify(HTTP2Response(status: 400, headers: [], body: Array(body.utf8)), sentAPNsID: Self.sent)
+            let result = APNsUpstream.classify(
+                HTTP2Response(status: 400, headers: [], body: Array(body.utf8)), sentAPNsID: Self.sent)
             #expect(result == AttemptResult(failure: HTTP2Error(.noResponse)))
             #expect(result.reason == "transport: noResponse")
         }

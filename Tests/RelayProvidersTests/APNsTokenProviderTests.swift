@@ -7,7 +7,8 @@ import Testing
 @Suite struct APNsTokenProviderTests {
     let key = P256.Signing.PrivateKey()
 
-    func decode(_ token: String) throws -> (header: [String: Any], claims: [String: Any], signature: Data, input: Data) {
+    func decode(_ token: String) throws -> (header: [String: Any], claims: [String: Any], signature: Data, input: Data)
+    {
         let parts = token.split(separator: ".")
         try #require(parts.count == 3)
         let header = try #require(JWT.decodeBase64URL(parts[0]))

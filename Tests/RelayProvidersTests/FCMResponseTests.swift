@@ -30,14 +30,16 @@ import Testing
     }
 
     @Test func aPlainUnauthenticatedRenewsTheAccessToken() {
-        let body = #"{"error":{"code":401,"status":"UNAUTHENTICATED","message":"Request had invalid authentication credentials."}}"#
+        let body =
+            #"{"error":{"code":401,"status":"UNAUTHENTICATED","message":"Request had invalid authentication credentials."}}"#
         let result = classify(401, body)
         #expect(result.reason == "UNAUTHENTICATED")
         #expect(result.verdict == .refreshCredentialAndRetry(otherwise: .configurationError(reason: "UNAUTHENTICATED")))
     }
 
     @Test func detailsThatAreNotAllObjectsGiveNoErrorCode() {
-        let body = #"{"error":{"code":401,"status":"UNAUTHENTICATED","details":[{"errorCode":"THIRD_PARTY_AUTH_ERROR"},"x"]}}"#
+        let body =
+            #"{"error":{"code":401,"status":"UNAUTHENTICATED","details":[{"errorCode":"THIRD_PARTY_AUTH_ERROR"},"x"]}}"#
         #expect(classify(401, body).reason == "UNAUTHENTICATED")
     }
 

@@ -15,7 +15,8 @@ struct ProviderSenderTests {
 
     func pushes(tokens: [String], provider: Provider) throws -> [ResolvedPush] {
         try stride(from: 0, to: tokens.count, by: 100).flatMap { start in
-            var message = PushMessage(to: Array(tokens[start..<min(start + 100, tokens.count)]), title: "Deploy", body: "done")
+            var message = PushMessage(
+                to: Array(tokens[start..<min(start + 100, tokens.count)]), title: "Deploy", body: "done")
             message.provider = provider
             return try resolved(message)
         }
@@ -63,7 +64,8 @@ struct ProviderSenderTests {
 
     @Test func anEndpointWithoutSchemeOrHostIsTheOperatorsConfiguration() async throws {
         let client = HTTP2Client()
-        let settings = PayloadSettings(apnsTopic: "com.example.app", apnsDefaultEnvironment: .production, fcmProjectId: "p")
+        let settings = PayloadSettings(
+            apnsTopic: "com.example.app", apnsDefaultEnvironment: .production, fcmProjectId: "p")
         let sender = APNsSender(
             upstream: APNsUpstream(
                 configuration: APNsSenderConfiguration(payload: settings, productionEndpoint: "api.push.apple.com"),
@@ -81,7 +83,8 @@ struct ProviderSenderTests {
 
     @Test func aMessageTooBigIsRefusedWithoutAnAttemptBesideTheOthersOfItsBatch() async throws {
         let harness = try await Harness()
-        var big = PushMessage(to: [ProviderTestTokens.expo()], title: "Deploy", body: String(repeating: "x", count: 5000))
+        var big = PushMessage(
+            to: [ProviderTestTokens.expo()], title: "Deploy", body: String(repeating: "x", count: 5000))
         big.provider = .expo
         let all = try resolved(big) + (try pushes(tokens: [ProviderTestTokens.expo("0410")], provider: .expo))
         let reports = await harness.expo.send(all)

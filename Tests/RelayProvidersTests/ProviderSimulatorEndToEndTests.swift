@@ -32,25 +32,37 @@ struct ProviderSimulatorEndToEndTests {
             var configuration = credentials.simulatorConfiguration()
             configure(&configuration)
             simulator = try await ProviderSimulator.start(configuration: configuration)
-            client = HTTP2Client(configuration: .init(maxConnections: 2, requestTimeout: requestTimeout, caFile: simulator.caFilePath))
-            settings = PayloadSettings(apnsTopic: credentials.apnsBundleID, apnsDefaultEnvironment: .sandbox, fcmProjectId: credentials.fcmProjectID)
+            client = HTTP2Client(
+                configuration: .init(maxConnections: 2, requestTimeout: requestTimeout, caFile: simulator.caFilePath))
+            settings = PayloadSettings(
+                apnsTopic: credentials.apnsBundleID, apnsDefaultEnvironment: .sandbox,
+                fcmProjectId: credentials.fcmProjectID)
             let environment = SenderEnvironment.test(clock: clock, sleeper: sleeper, unit: 0.5)
             let clock = self.clock
-            apnsTokens = APNsTokenProvider(teamID: credentials.apnsTeamID, keyID: credentials.apnsKeyID, key: credentials.apnsPrivateKey, now: { clock.now })
+            apnsTokens = APNsTokenProvider(
+                teamID: credentials.apnsTeamID, keyID: credentials.apnsKeyID, key: credentials.apnsPrivateKey,
+                now: { clock.now })
             apns = APNsSender(
                 upstream: APNsUpstream(
-                    configuration: APNsSenderConfiguration(payload: settings, productionEndpoint: simulator.baseURL, sandboxEndpoint: simulator.baseURL),
+                    configuration: APNsSenderConfiguration(
+                        payload: settings, productionEndpoint: simulator.baseURL, sandboxEndpoint: simulator.baseURL),
                     tokens: apnsTokens, client: client
                 ),
                 environment: environment
             )
-            let account = try ServiceAccount.parse(Data(credentials.serviceAccountJSON(tokenURI: simulator.fcmTokenURI).utf8))
+            let account = try ServiceAccount.parse(
+                Data(credentials.serviceAccountJSON(tokenURI: simulator.fcmTokenURI).utf8))
             fcmTokens = try FCMAccessTokenProvider(account: account, client: client, now: { clock.now })
             fcm = FCMSender(
-                upstream: FCMUpstream(configuration: FCMSenderConfiguration(payload: settings, endpoint: simulator.baseURL), tokens: fcmTokens, client: client),
+                upstream: FCMUpstream(
+                    configuration: FCMSenderConfiguration(payload: settings, endpoint: simulator.baseURL),
+                    tokens: fcmTokens, client: client),
                 environment: environment
             )
-            expo = ExpoSender(upstream: ExpoUpstream(configuration: ExpoSenderConfiguration(payload: settings, endpoint: simulator.baseURL), client: client), environment: environment)
+            expo = ExpoSender(
+                upstream: ExpoUpstream(
+                    configuration: ExpoSenderConfiguration(payload: settings, endpoint: simulator.baseURL),
+                    client: client), environment: environment)
         }
 
         func close() async throws {
@@ -59,7 +71,8 @@ struct ProviderSimulatorEndToEndTests {
         }
     }
 
-    static let critical = PushMessage(to: [], title: "Incident #12", body: "DB down", data: ["incidentId": .string("12")], isCriticalAlert: true)
+    static let critical = PushMessage(
+        to: [], title: "Incident #12", body: "DB down", data: ["incidentId": .string("12")], isCriticalAlert: true)
     static let plain = PushMessage(to: [], title: "Deploy", body: "done", priority: .normal)
 
     func pushes(_ base: PushMessage, tokens: [String], provider: Provider) throws -> [ResolvedPush] {
@@ -83,7 +96,9 @@ struct ProviderSimulatorEndToEndTests {
             #expect(arrived.header("apns-topic") == harness.credentials.apnsBundleID)
             #expect(arrived.header("apns-priority") == (base.isCritical ? "10" : "5"))
             // Byte for byte: the body that arrived is the body the builder made (apart from nothing).
-            let expected = try APNsRequest(push: apnsPush, settings: harness.settings, now: harness.clock.now, apnsID: try #require(UUID(uuidString: apnsID)))
+            let expected = try APNsRequest(
+                push: apnsPush, settings: harness.settings, now: harness.clock.now,
+                apnsID: try #require(UUID(uuidString: apnsID)))
             #expect(arrived.body == expected.body)
             #expect(arrived.header("authorization")?.hasPrefix("bearer ") == true)
 
@@ -91,7 +106,9 @@ struct ProviderSimulatorEndToEndTests {
             let fcmReport = await harness.fcm.send(fcmPush)
             #expect(fcmReport.outcome.shortDescription == "delivered", "\(fcmReport)")
             let fcmArrived = try #require(harness.simulator.received(.fcm).last)
-            #expect(fcmArrived.body == (try FCMRequest(push: fcmPush, settings: harness.settings, now: harness.clock.now)).body)
+            #expect(
+                fcmArrived.body
+                    == (try FCMRequest(push: fcmPush, settings: harness.settings, now: harness.clock.now)).body)
             #expect(fcmArrived.path == "/v1/projects/\(harness.credentials.fcmProjectID)/messages:send")
 
             let expoPush = try pushes(base, tokens: [ProviderTestTokens.expo()], provider: .expo)
@@ -111,7 +128,9 @@ struct ProviderSimulatorEndToEndTests {
 
     @Test func oneJWTServesManySendsAndTheSimulatorAcceptsIt() async throws {
         let harness = try await Harness()
-        let all = try pushes(Self.plain, tokens: (0..<40).map { ProviderTestTokens.apns(String(format: "%04x", 0x1000 + $0)) }, provider: .apns)
+        let all = try pushes(
+            Self.plain, tokens: (0..<40).map { ProviderTestTokens.apns(String(format: "%04x", 0x1000 + $0)) },
+            provider: .apns)
         let reports = await harness.apns.send(all)
         #expect(reports.allSatisfy { $0.outcome.shortDescription == "delivered" })
         #expect(await harness.apnsTokens.signatures == 1)
@@ -130,11 +149,12 @@ struct ProviderSimulatorEndToEndTests {
             case .expo: ProviderTestTokens.expo(code)
             }
         }
-        let sender: any PushSender = switch provider {
-        case .apns: harness.apns
-        case .fcm: harness.fcm
-        case .expo: harness.expo
-        }
+        let sender: any PushSender =
+            switch provider {
+            case .apns: harness.apns
+            case .fcm: harness.fcm
+            case .expo: harness.expo
+            }
         let codes = ["", "0410", "0400", "0403", "0413", "0503", "0429", "0500"]
         // One send per token: Expo fails a whole upstream request at once, so scripted request-level failures would
         // otherwise hit every message of the batch.
@@ -165,20 +185,24 @@ struct ProviderSimulatorEndToEndTests {
         // A timeout long enough that the fast push beside the slow one is answered in time even when the whole suite
         // shares the machine (300 ms was not, under load), and an upstream far slower than it.
         let harness = try await Harness(requestTimeout: .seconds(1)) { $0.slowLatency = .seconds(30) }
-        let report = await harness.apns.send(try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0555")], provider: .apns)[0])
+        let report = await harness.apns.send(
+            try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0555")], provider: .apns)[0])
         #expect(report.outcome == .unavailable(reason: "transport: timeout", retryAfter: nil))
         #expect(report.attempts == 3)
         // The fast token beside it is unaffected.
-        let fast = await harness.apns.send(try pushes(Self.plain, tokens: [ProviderTestTokens.apns()], provider: .apns)[0])
+        let fast = await harness.apns.send(
+            try pushes(Self.plain, tokens: [ProviderTestTokens.apns()], provider: .apns)[0])
         #expect(fast.outcome.shortDescription == "delivered")
         try await harness.close()
     }
 
     @Test func retryAfterFromTheUpstreamIsHonoured() async throws {
         let harness = try await Harness()
-        let report = await harness.apns.send(try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0429")], provider: .apns)[0])
+        let report = await harness.apns.send(
+            try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0429")], provider: .apns)[0])
         #expect(report.outcome.shortDescription == "delivered")
-        let fcmReport = await harness.fcm.send(try pushes(Self.plain, tokens: [ProviderTestTokens.fcm("0429")], provider: .fcm)[0])
+        let fcmReport = await harness.fcm.send(
+            try pushes(Self.plain, tokens: [ProviderTestTokens.fcm("0429")], provider: .fcm)[0])
         #expect(fcmReport.outcome.shortDescription == "delivered")
         // FCM's QUOTA_EXCEEDED waits at least a minute, whatever retry-after says.
         #expect(harness.sleeper.recorded.contains(.seconds(60)))
@@ -187,11 +211,13 @@ struct ProviderSimulatorEndToEndTests {
 
     @Test func expiredCredentialsAreRenewedOnceAndRetried() async throws {
         let harness = try await Harness()
-        let apns = await harness.apns.send(try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0401")], provider: .apns)[0])
+        let apns = await harness.apns.send(
+            try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0401")], provider: .apns)[0])
         #expect(apns.outcome.shortDescription == "delivered")
         #expect(apns.attempts == 2)
         #expect(await harness.apnsTokens.signatures == 2)
-        let fcm = await harness.fcm.send(try pushes(Self.plain, tokens: [ProviderTestTokens.fcm("0401")], provider: .fcm)[0])
+        let fcm = await harness.fcm.send(
+            try pushes(Self.plain, tokens: [ProviderTestTokens.fcm("0401")], provider: .fcm)[0])
         #expect(fcm.outcome.shortDescription == "delivered")
         #expect(await harness.fcmTokens.fetches == 2)
         try await harness.close()
@@ -199,7 +225,8 @@ struct ProviderSimulatorEndToEndTests {
 
     @Test func aMessageKeepsItsAPNsIDAcrossRetries() async throws {
         let harness = try await Harness()
-        let report = await harness.apns.send(try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0503")], provider: .apns)[0])
+        let report = await harness.apns.send(
+            try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0503")], provider: .apns)[0])
         #expect(report.attempts == 3)
         let ids = harness.simulator.received(.apns).compactMap { $0.header("apns-id") }
         #expect(ids.count == 3)
@@ -219,7 +246,10 @@ struct ProviderSimulatorEndToEndTests {
         #expect(reports.allSatisfy { $0.outcome.shortDescription == "delivered" && $0.receiptPending })
         let requests = harness.simulator.received(.expoSend)
         #expect(requests.count == 3)
-        #expect(requests.compactMap { JSONValue.decode($0.body).flatMap { if case .array(let a) = $0 { a.count } else { nil } } }.sorted() == [50, 100, 100])
+        #expect(
+            requests.compactMap {
+                JSONValue.decode($0.body).flatMap { if case .array(let a) = $0 { a.count } else { nil } }
+            }.sorted() == [50, 100, 100])
         // Tickets map back in order: every report's ticket id is the one Expo gave for that position.
         let ticketIDs = Set(reports.compactMap { if case .delivered(let id?) = $0.outcome { id } else { nil } })
         #expect(ticketIDs.count == 250)
@@ -229,7 +259,9 @@ struct ProviderSimulatorEndToEndTests {
     @Test func ticketsOlderThanExpoKeepsReceiptsAreClosedNotAskedForAgain() async throws {
         let harness = try await Harness()
         let now = harness.clock.now
-        let store = RecordingReceiptStore(pending: [("ancient", now.addingTimeInterval(-25 * 3600)), ("recent", now.addingTimeInterval(-60))])
+        let store = RecordingReceiptStore(pending: [
+            ("ancient", now.addingTimeInterval(-25 * 3600)), ("recent", now.addingTimeInterval(-60)),
+        ])
         let poller = ExpoReceiptPoller(
             configuration: ExpoSenderConfiguration(payload: harness.settings, endpoint: harness.simulator.baseURL),
             store: store, client: harness.client, delay: .zero,
@@ -253,8 +285,10 @@ struct ProviderSimulatorEndToEndTests {
 
     @Test func aReceiptIsFirstAskedForOnlyAfterTheConfiguredDelay() async throws {
         let harness = try await Harness()
-        let reports = await harness.expo.send(try pushes(Self.plain, tokens: [ProviderTestTokens.expo("0610")], provider: .expo))
-        let ticket = try #require(reports.first.flatMap { if case .delivered(let id?) = $0.outcome { id } else { nil } })
+        let reports = await harness.expo.send(
+            try pushes(Self.plain, tokens: [ProviderTestTokens.expo("0610")], provider: .expo))
+        let ticket = try #require(
+            reports.first.flatMap { if case .delivered(let id?) = $0.outcome { id } else { nil } })
         let store = RecordingReceiptStore(pending: [ticket], sent: harness.clock.now)
         let poller = ExpoReceiptPoller(
             configuration: ExpoSenderConfiguration(payload: harness.settings, endpoint: harness.simulator.baseURL),
@@ -277,7 +311,9 @@ struct ProviderSimulatorEndToEndTests {
 
     @Test func receiptPollerReportsFinalOutcomes() async throws {
         let harness = try await Harness()
-        let reports = await harness.expo.send(try pushes(Self.plain, tokens: [ProviderTestTokens.expo(), ProviderTestTokens.expo("0610")], provider: .expo))
+        let reports = await harness.expo.send(
+            try pushes(
+                Self.plain, tokens: [ProviderTestTokens.expo(), ProviderTestTokens.expo("0610")], provider: .expo))
         let tickets = reports.compactMap { if case .delivered(let id?) = $0.outcome { id } else { nil } }
         #expect(tickets.count == 2)
         let store = RecordingReceiptStore(pending: tickets, sent: harness.clock.now)

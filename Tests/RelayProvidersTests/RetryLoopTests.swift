@@ -13,9 +13,11 @@ import Testing
         otherwise: .unavailable(reason: "503", retryAfter: nil)
     )
     static let delivered = UpstreamVerdict.final(.delivered(providerMessageID: "x"))
-    static let expired = UpstreamVerdict.refreshCredentialAndRetry(otherwise: .configurationError(reason: "ExpiredProviderToken"))
+    static let expired = UpstreamVerdict.refreshCredentialAndRetry(
+        otherwise: .configurationError(reason: "ExpiredProviderToken"))
 
-    /// What the loop did: its reports, the back-offs it asked for, and each attempt's pending messages and instructions.
+    /// What the loop did: its reports, the back-offs it asked for, and each attempt's pending messages and
+    /// instructions.
     struct Run {
         var reports: [DeliveryReport]
         var sleeps: [Duration]
@@ -42,7 +44,9 @@ import Testing
         }
         let retries = RetryLoop(policy: policy, budget: budget)
         var attempts: [(pending: [Int], instructions: AttemptInstructions)] = []
-        let reports = await retries.run(count: count, renewableCredential: renewableCredential, environment: environment) {
+        let reports = await retries.run(
+            count: count, renewableCredential: renewableCredential, environment: environment
+        ) {
             pending, instructions in
             attempts.append((pending, instructions))
             return pending.map { AttemptResult(verdict: verdict($0, instructions.number), status: 503) }
@@ -144,7 +148,8 @@ import Testing
         let run = await loop(count: 3, unit: 0.1) { message, attempt in
             guard attempt == 1 else { return Self.delivered }
             let wait: Duration? = [.seconds(5), .seconds(60), nil][message]
-            return .retry(notBefore: wait, freshConnection: false, otherwise: .unavailable(reason: "429", retryAfter: wait))
+            return .retry(
+                notBefore: wait, freshConnection: false, otherwise: .unavailable(reason: "429", retryAfter: wait))
         }
         #expect(run.sleeps == [.seconds(60)])
         #expect(run.reports.map(\.attempts) == [2, 2, 2])
@@ -166,10 +171,11 @@ import Testing
         }
         #expect(run.attempts.count == 1)
         #expect(run.sleeps.count == 1)
-        #expect(run.reports.map(\.outcome) == [
-            .delivered(providerMessageID: "x"), .unavailable(reason: "503", retryAfter: nil),
-            .unavailable(reason: "503", retryAfter: nil),
-        ])
+        #expect(
+            run.reports.map(\.outcome) == [
+                .delivered(providerMessageID: "x"), .unavailable(reason: "503", retryAfter: nil),
+                .unavailable(reason: "503", retryAfter: nil),
+            ])
         #expect(run.reports.map(\.attempts) == [1, 1, 1])
         #expect(run.reports.map(\.upstreamStatus) == [503, 503, 503])
     }
@@ -177,7 +183,9 @@ import Testing
     @Test func withoutACredentialToRenewARefusalIsFinal() async {
         let run = await loop(count: 2, renewableCredential: false) { _, _ in Self.expired }
         #expect(run.attempts.count == 1)
-        #expect(run.reports.map(\.outcome) == Array(repeating: .configurationError(reason: "ExpiredProviderToken"), count: 2))
+        #expect(
+            run.reports.map(\.outcome)
+                == Array(repeating: .configurationError(reason: "ExpiredProviderToken"), count: 2))
     }
 
     @Test func aBatchRenewsItsCredentialOnceForAllItsMessages() async {
@@ -199,7 +207,9 @@ import Testing
             return [Self.expired, Self.transient, shutdown][message]
         }
         #expect(run.attempts.map(\.pending) == [[0, 1, 2], [0, 1, 2]])
-        #expect(run.attempts.last?.instructions == AttemptInstructions(number: 2, freshConnection: true, renewCredential: true))
+        #expect(
+            run.attempts.last?.instructions
+                == AttemptInstructions(number: 2, freshConnection: true, renewCredential: true))
         // The retried messages back off once; the renewal waits with them.
         #expect(run.sleeps == [.seconds(1)])
         #expect(run.reports.map(\.attempts) == [2, 2, 2])

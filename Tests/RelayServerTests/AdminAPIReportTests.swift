@@ -128,7 +128,8 @@ struct AdminAPIReportTests {
             #expect(recent.json?["data"]?.elements.count == 6)
             let future = try await client.admin(.get, "/admin/v1/audit?since=2999-01-01", token: fixture.adminToken)
             #expect(future.json == .object(["data": .array([]), "nextCursor": .null]))
-            let past = try await client.admin(.get, "/admin/v1/audit?event=admin&until=\(since)", token: fixture.adminToken)
+            let past = try await client.admin(
+                .get, "/admin/v1/audit?event=admin&until=\(since)", token: fixture.adminToken)
             #expect(past.json?["data"]?.elements.isEmpty == true)
         }
     }

@@ -22,9 +22,11 @@ struct AuditTrailTests {
 
     @Test func everyNotificationIsRecordedBeforeTheResponseWithoutTokenOrContent() async throws {
         let relay = try await TestRelay(allowCriticalAlerts: false)
-        let body = #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.deadAPNsToken)"],"title":"secret title","body":"b"},{"to":"\#(TestRelay.fcmToken)","body":"x","isCriticalAlert":true}]}"#
+        let body =
+            #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.deadAPNsToken)"],"title":"secret title","body":"b"},{"to":"\#(TestRelay.fcmToken)","body":"x","isCriticalAlert":true}]}"#
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: body, headers: [.xForwardedFor: "203.0.113.9"])
+            let response = try await client.post(
+                "/v1/push", key: relay.key, json: body, headers: [.xForwardedFor: "203.0.113.9"])
             #expect(response.status == .ok)
             let requestID = try #require(response.headers[.requestID])
             // Committed before the response: no waiting here.
@@ -38,7 +40,8 @@ struct AuditTrailTests {
             // No trusted proxies: the forwarded address is not believed.
             #expect(pushes.allSatisfy { $0.client != "203.0.113.9" })
             let text = pushes.map { String(decoding: $0.canonicalBytes(), as: UTF8.self) }.joined()
-            for secret in [TestRelay.apnsToken, TestRelay.deadAPNsToken, TestRelay.fcmToken, "secret title", relay.key] {
+            for secret in [TestRelay.apnsToken, TestRelay.deadAPNsToken, TestRelay.fcmToken, "secret title", relay.key]
+            {
                 #expect(!text.contains(secret))
             }
             #expect(try await relay.store.verifyAuditChain("relay").isIntact)
@@ -51,7 +54,8 @@ struct AuditTrailTests {
         try await relay.application.test(.router) { client in
             let unauthorized = try await client.post("/v1/push", key: wrongSecret, json: #"{"messages":[]}"#)
             #expect(unauthorized.status == .unauthorized)
-            let invalid = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"x","sound":{"volume":7}}]}"#)
+            let invalid = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":"x","sound":{"volume":7}}]}"#)
             #expect(invalid.status == .badRequest)
             let refused = try await records(relay, AuditFilter(event: .refused))
             #expect(refused.map(\.outcome) == ["UNAUTHORIZED", "VALIDATION_ERROR"])
@@ -66,7 +70,8 @@ struct AuditTrailTests {
 
     @Test func usageCountsOutcomesPerProvider() async throws {
         let relay = try await TestRelay(allowCriticalAlerts: false)
-        let body = #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.deadAPNsToken)"],"body":"b"},{"to":"\#(TestRelay.fcmToken)","body":"x","isCriticalAlert":true}]}"#
+        let body =
+            #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.deadAPNsToken)"],"body":"b"},{"to":"\#(TestRelay.fcmToken)","body":"x","isCriticalAlert":true}]}"#
         try await relay.application.test(.router) { client in
             #expect(try await client.post("/v1/push", key: relay.key, json: body).status == .ok)
             let usage = try await relay.store.usage(tenantID: relay.tenant.id, fromDay: "2000-01-01")
@@ -83,7 +88,8 @@ struct AuditTrailTests {
         try await relay.store.updateTenant(tenant)
         let fresh = Relay(store: relay.store, senders: relay.senders.mapValues { $0 as any PushSender })
         let app = try buildApplication(RelayApplicationParts(relay: fresh))
-        let body = #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"b"},{"to":"\#(TestRelay.fcmToken)","body":"x","isCriticalAlert":true}]}"#
+        let body =
+            #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"b"},{"to":"\#(TestRelay.fcmToken)","body":"x","isCriticalAlert":true}]}"#
         try await app.test(.router) { client in
             let response = try await client.post("/v1/push", key: relay.key, json: body)
             #expect(response.status == .ok)
@@ -227,7 +233,9 @@ struct AuditedExpoReceiptsTests {
                 #expect(try await receipts.recordExpoReceipt(ticketID: "ticket-dead", outcome: gone))
                 #expect(try await usage() == UsageCounts(tokenInvalid: 1, accepted: 1))
                 #expect(pushes("token_invalid") == 1)
-                #expect(try await receipts.recordExpoReceipt(ticketID: "ticket-fine", outcome: .delivered(providerMessageID: nil)))
+                #expect(
+                    try await receipts.recordExpoReceipt(
+                        ticketID: "ticket-fine", outcome: .delivered(providerMessageID: nil)))
                 #expect(try await usage() == UsageCounts(delivered: 1, tokenInvalid: 1))
                 #expect(pushes("delivered") == 1)
                 // A receipt recorded already is not counted again.
@@ -241,7 +249,8 @@ struct AuditedExpoReceiptsTests {
 
     @Test func aLateReceiptIsRecordedAndMovesUsage() async throws {
         let store = MemoryStore()
-        let relay = Relay(store: store, senders: [:], commits: CommitQueue(store: store, settings: AuditLogSettings(chain: "i1")))
+        let relay = Relay(
+            store: store, senders: [:], commits: CommitQueue(store: store, settings: AuditLogSettings(chain: "i1")))
         let created = Date(timeIntervalSince1970: 1_750_000_000)
         let receipt = Receipt(
             id: "r1", tenantID: "t1", keyID: "k1", provider: .expo, tokenFingerprint: "fp1", isCritical: true,
@@ -258,7 +267,8 @@ struct AuditedExpoReceiptsTests {
             let dead = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
             #expect(try await receipts.recordExpoReceipt(ticketID: "ticket-1", outcome: dead))
             // Unknown tickets, and tickets already recorded (by another relay too), change nothing and write nothing.
-            #expect(try await !receipts.recordExpoReceipt(ticketID: "nope", outcome: .delivered(providerMessageID: nil)))
+            #expect(
+                try await !receipts.recordExpoReceipt(ticketID: "nope", outcome: .delivered(providerMessageID: nil)))
             #expect(try await !receipts.recordExpoReceipt(ticketID: "ticket-1", outcome: dead))
             relay.commits.close()
             try await group.waitForAll()

@@ -119,7 +119,9 @@ struct CLIAuditExportTests {
         let records = try await Self.fill(store, key: key)
         // A record whose link does not fit, appended behind the writer's back.
         var forged = AuditChain(chain: "relay-1", head: AuditAnchor(chain: "relay-1", seq: 30, link: records[3].link))
-        try await store.commit(StoreBatch(audit: [forged.append(AuditEntry(timeMillis: AuditTime.millis(AuditFixtures.now), event: .push))]))
+        try await store.commit(
+            StoreBatch(audit: [forged.append(AuditEntry(timeMillis: AuditTime.millis(AuditFixtures.now), event: .push))]
+            ))
         await #expect(throws: AuditExport.Failure.self) {
             _ = try await Self.export(store, since: records[20].time, key: key)
         }

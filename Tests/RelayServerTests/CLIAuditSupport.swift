@@ -45,7 +45,8 @@ enum AuditFixtures {
         let records = times.enumerated().map { index, time in
             links.append(
                 AuditEntry(
-                    timeMillis: AuditTime.millis(time), event: .push, tenantID: tenantID, keyID: "00112233aabbccdd", provider: "apns",
+                    timeMillis: AuditTime.millis(time), event: .push, tenantID: tenantID, keyID: "00112233aabbccdd",
+                    provider: "apns",
                     tokenFingerprint: String(format: "%032x", index), critical: index % 2 == 0,
                     outcome: index % 3 == 0 ? "DeviceNotRegistered" : "ok", upstreamStatus: 200, attempts: 1,
                     latencyMillis: 12

@@ -15,7 +15,11 @@ struct ExpoAPITests {
     @Test func singleMessageGetsABareTicket() async throws {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/--/api/v2/push/send?useFcmV1=true", key: relay.key, json: #"{"to":"\#(TestRelay.expoToken)","title":"hi","_contentAvailable":false,"richContent":{"image":"https://a.example/i.png"}}"#)
+            let response = try await client.post(
+                "/--/api/v2/push/send?useFcmV1=true", key: relay.key,
+                json:
+                    #"{"to":"\#(TestRelay.expoToken)","title":"hi","_contentAvailable":false,"richContent":{"image":"https://a.example/i.png"}}"#
+            )
             #expect(response.status == .ok)
             #expect(response.json?["data"]?["status"] == .string("ok"))
             #expect(response.json?["data"]?["id"] != nil)
@@ -25,7 +29,8 @@ struct ExpoAPITests {
 
     @Test func arrayAndMultipleRecipientsGetTicketsInOrderAnyTokenKind() async throws {
         let relay = try await TestRelay()
-        let body = #"[{"to":["\#(TestRelay.expoToken)","\#(TestRelay.deadAPNsToken)"],"body":"a"},{"to":"\#(TestRelay.fcmToken)","body":"b"}]"#
+        let body =
+            #"[{"to":["\#(TestRelay.expoToken)","\#(TestRelay.deadAPNsToken)"],"body":"a"},{"to":"\#(TestRelay.fcmToken)","body":"b"}]"#
         try await relay.application.test(.router) { client in
             let response = try await client.post("/--/api/v2/push/send", key: relay.key, json: body)
             let data = try #require(response.json?["data"])
@@ -35,7 +40,8 @@ struct ExpoAPITests {
             #expect(data[2]?["status"] == .string("ok"))
 
             let ids = [data[0]?["id"]?.stringValue, data[1]?["id"]?.stringValue].compactMap { $0 }
-            let receipts = try await client.post("/--/api/v2/push/getReceipts", key: relay.key, json: #"{"ids":["\#(ids[0])","\#(ids[1])"]}"#)
+            let receipts = try await client.post(
+                "/--/api/v2/push/getReceipts", key: relay.key, json: #"{"ids":["\#(ids[0])","\#(ids[1])"]}"#)
             #expect(receipts.json?["data"]?[ids[0]]?["status"] == .string("ok"))
             #expect(receipts.json?["data"]?[ids[1]]?["details"]?["error"] == .string("DeviceNotRegistered"))
         }
@@ -43,12 +49,15 @@ struct ExpoAPITests {
 
     @Test func gzippedBodiesFromTheExpoSDKAreAccepted() async throws {
         let relay = try await TestRelay()
-        var plain = ByteBuffer(string: #"[{"to":"\#(TestRelay.expoToken)","body":"\#(String(repeating: "z", count: 2000))"}]"#)
+        var plain = ByteBuffer(
+            string: #"[{"to":"\#(TestRelay.expoToken)","body":"\#(String(repeating: "z", count: 2000))"}]"#)
         let gzipped = try plain.compress(with: .gzip())
         try await relay.application.test(.router) { client in
             let response = try await client.execute(
                 uri: "/--/api/v2/push/send", method: .post,
-                headers: [.contentType: "application/json", .contentEncoding: "gzip", .authorization: "Bearer \(relay.key)"],
+                headers: [
+                    .contentType: "application/json", .contentEncoding: "gzip", .authorization: "Bearer \(relay.key)",
+                ],
                 body: gzipped
             )
             #expect(response.status == .ok)
@@ -59,7 +68,11 @@ struct ExpoAPITests {
     @Test func expoValidationErrorsUseExpoShape() async throws {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/--/api/v2/push/send", key: relay.key, json: #"[{"to":"\#(TestRelay.expoToken)","sound":{"volume":3}},{"to":"\#(TestRelay.expoToken)","displayMode":"x"}]"#)
+            let response = try await client.post(
+                "/--/api/v2/push/send", key: relay.key,
+                json:
+                    #"[{"to":"\#(TestRelay.expoToken)","sound":{"volume":3}},{"to":"\#(TestRelay.expoToken)","displayMode":"x"}]"#
+            )
             #expect(response.status == .badRequest)
             guard case .array(let errors)? = response.json?["errors"] else {
                 Issue.record("no errors")
@@ -73,7 +86,8 @@ struct ExpoAPITests {
     /// effect (`_displayInForeground`, which the Python SDK sends as `display_in_foreground`) are dropped.
     @Test func everyExpoFieldAndTheLegacyOnesAreAccepted() async throws {
         let relay = try await TestRelay()
-        let body = #"[{"to":"\#(TestRelay.expoToken)","title":"t","subtitle":"s","body":"b","data":{"k":"v"},"sound":"default","badge":2,"ttl":60,"expiration":4102444800,"priority":"high","channelId":"c","categoryId":"cat","mutableContent":true,"_contentAvailable":true,"interruptionLevel":"active","collapseId":"col","icon":"ic_stat","richContent":{"image":"https://a.example/i.png"},"_displayInForeground":true,"experienceId":"@a/b","scopeKey":"@a/b"},{"to":"\#(TestRelay.expoToken)","body":"b","_category":"old","tag":"t1"}]"#
+        let body =
+            #"[{"to":"\#(TestRelay.expoToken)","title":"t","subtitle":"s","body":"b","data":{"k":"v"},"sound":"default","badge":2,"ttl":60,"expiration":4102444800,"priority":"high","channelId":"c","categoryId":"cat","mutableContent":true,"_contentAvailable":true,"interruptionLevel":"active","collapseId":"col","icon":"ic_stat","richContent":{"image":"https://a.example/i.png"},"_displayInForeground":true,"experienceId":"@a/b","scopeKey":"@a/b"},{"to":"\#(TestRelay.expoToken)","body":"b","_category":"old","tag":"t1"}]"#
         try await relay.application.test(.router) { client in
             let response = try await client.post("/--/api/v2/push/send", key: relay.key, json: body)
             #expect(response.status == .ok, "\(String(buffer: response.body))")
@@ -98,10 +112,12 @@ struct ExpoAPITests {
     func errorCodesAreExposOwn(_ token: String, _ code: String) async throws {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/--/api/v2/push/send", key: relay.key, json: #"[{"to":"\#(token)","body":"b"}]"#)
+            let response = try await client.post(
+                "/--/api/v2/push/send", key: relay.key, json: #"[{"to":"\#(token)","body":"b"}]"#)
             #expect(response.json?["data"]?[0]?["details"]?["error"] == .string(code))
             let id = try #require(response.json?["data"]?[0]?["id"]?.stringValue)
-            let receipts = try await client.post("/--/api/v2/push/getReceipts", key: relay.key, json: #"{"ids":["\#(id)"]}"#)
+            let receipts = try await client.post(
+                "/--/api/v2/push/getReceipts", key: relay.key, json: #"{"ids":["\#(id)"]}"#)
             #expect(receipts.json?["data"]?[id]?["details"]?["error"] == .string(code))
         }
     }
@@ -109,7 +125,8 @@ struct ExpoAPITests {
     @Test func providerNotConfiguredIsInvalidCredentials() async throws {
         let relay = try await TestRelay(providers: [.expo])
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/--/api/v2/push/send", key: relay.key, json: #"[{"to":"\#(TestRelay.apnsToken)","body":"b"}]"#)
+            let response = try await client.post(
+                "/--/api/v2/push/send", key: relay.key, json: #"[{"to":"\#(TestRelay.apnsToken)","body":"b"}]"#)
             #expect(response.json?["data"]?[0]?["details"]?["error"] == .string("InvalidCredentials"))
         }
     }
@@ -130,8 +147,12 @@ struct OneUptimeAPITests {
         var testDescription: String { (keyInPath ? "/t/<key>" : "Bearer ") + base }
 
         func uri(_ route: String, key: String) -> String { (keyInPath ? "/t/\(key)" : "") + base + "/" + route }
-        func post(_ client: some TestClientProtocol, _ route: String, key: String, json: String) async throws -> TestResponse {
-            try await client.post(uri(route, key: key), key: keyInPath ? nil : key, json: json, headers: [.contentType: "application/json;charset=UTF-8"])
+        func post(_ client: some TestClientProtocol, _ route: String, key: String, json: String) async throws
+            -> TestResponse
+        {
+            try await client.post(
+                uri(route, key: key), key: keyInPath ? nil : key, json: json,
+                headers: [.contentType: "application/json;charset=UTF-8"])
         }
     }
 
@@ -164,7 +185,8 @@ struct OneUptimeAPITests {
     func deadTokenIs410WithTopLevelDetails(_ endpoint: Endpoint) async throws {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
-            let response = try await endpoint.post(client, "send", key: relay.key, json: Self.body(TestRelay.deadAPNsToken))
+            let response = try await endpoint.post(
+                client, "send", key: relay.key, json: Self.body(TestRelay.deadAPNsToken))
             #expect(response.status == .gone)
             #expect(
                 Self.text(response)
@@ -175,14 +197,25 @@ struct OneUptimeAPITests {
     }
 
     /// Every other refusal of the message is a 422 with Expo's code, which OneUptime stores with the page.
-    @Test(arguments: endpoints, [
-        ("0413" + String(repeating: "ab", count: 30), "MessageTooBig", "The message is too big for the provider (PayloadTooLarge)."),
-        ("0401" + String(repeating: "ab", count: 30), "InvalidCredentials",
-         "The relay's provider configuration was refused (InvalidProviderToken); the token is not at fault."),
-        ("0403" + String(repeating: "ab", count: 30), "MismatchSenderId",
-         "The relay's provider configuration was refused (DeviceTokenNotForTopic); the token is not at fault."),
-    ])
-    func otherRefusalsAre422WithExposCode(_ endpoint: Endpoint, _ refusal: (token: String, code: String, message: String)) async throws {
+    @Test(
+        arguments: endpoints,
+        [
+            (
+                "0413" + String(repeating: "ab", count: 30), "MessageTooBig",
+                "The message is too big for the provider (PayloadTooLarge)."
+            ),
+            (
+                "0401" + String(repeating: "ab", count: 30), "InvalidCredentials",
+                "The relay's provider configuration was refused (InvalidProviderToken); the token is not at fault."
+            ),
+            (
+                "0403" + String(repeating: "ab", count: 30), "MismatchSenderId",
+                "The relay's provider configuration was refused (DeviceTokenNotForTopic); the token is not at fault."
+            ),
+        ])
+    func otherRefusalsAre422WithExposCode(
+        _ endpoint: Endpoint, _ refusal: (token: String, code: String, message: String)
+    ) async throws {
         let (token, code, message) = refusal
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
@@ -195,7 +228,8 @@ struct OneUptimeAPITests {
     @Test func criticalAlertsNotAllowedIs422() async throws {
         let relay = try await TestRelay(allowCriticalAlerts: false)
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/push-relay/send", key: relay.key, json: Self.body(TestRelay.apnsToken))
+            let response = try await client.post(
+                "/push-relay/send", key: relay.key, json: Self.body(TestRelay.apnsToken))
             #expect(response.status == .unprocessableContent)
             #expect(response.object["details"]?["error"] == .string("DeveloperError"))
             #expect(response.object["message"]?.stringValue?.contains("critical alerts") == true)
@@ -204,10 +238,12 @@ struct OneUptimeAPITests {
     }
 
     @Test func perDeviceRateIs422MessageRateExceeded() async throws {
-        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 100, burst: 200, dailyQuota: 10_000, perDevicePerMinute: 1))
+        let relay = try await TestRelay(
+            limits: RateLimits(ratePerSecond: 100, burst: 200, dailyQuota: 10_000, perDevicePerMinute: 1))
         try await relay.application.test(.router) { client in
             _ = try await client.post("/push-relay/send", key: relay.key, json: Self.body(TestRelay.apnsToken))
-            let response = try await client.post("/push-relay/send", key: relay.key, json: Self.body(TestRelay.apnsToken))
+            let response = try await client.post(
+                "/push-relay/send", key: relay.key, json: Self.body(TestRelay.apnsToken))
             #expect(response.status == .unprocessableContent)
             #expect(response.object["details"]?["error"] == .string("MessageRateExceeded"))
         }
@@ -239,13 +275,16 @@ struct OneUptimeAPITests {
     func invalidInputIs400WithAnErrorMessageAndNoToken(_ endpoint: Endpoint) async throws {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
-            let response = try await endpoint.post(client, "send", key: relay.key, json: #"{"to":"\#(TestRelay.apnsToken)","interruptionLevel":"loud"}"#)
+            let response = try await endpoint.post(
+                client, "send", key: relay.key, json: #"{"to":"\#(TestRelay.apnsToken)","interruptionLevel":"loud"}"#)
             #expect(response.status == .badRequest)
             #expect(response.object.keys.sorted() == ["error"])
             #expect(response.object["error"]?.stringValue?.contains("interruptionLevel") == true)
-            let unknown = try await endpoint.post(client, "send", key: relay.key, json: #"{"to":"\#(TestRelay.apnsToken)","badge":1}"#)
+            let unknown = try await endpoint.post(
+                client, "send", key: relay.key, json: #"{"to":"\#(TestRelay.apnsToken)","badge":1}"#)
             #expect(unknown.status == .badRequest)
-            let badToken = try await endpoint.post(client, "send", key: relay.key, json: #"{"to":"not-a-token-zzz","title":"x"}"#)
+            let badToken = try await endpoint.post(
+                client, "send", key: relay.key, json: #"{"to":"not-a-token-zzz","title":"x"}"#)
             #expect(badToken.status == .badRequest)
             #expect(!Self.text(badToken).contains("not-a-token-zzz"))
         }
@@ -254,7 +293,8 @@ struct OneUptimeAPITests {
 
     @Test(arguments: endpoints)
     func tenantRateLimitIs429WithOneUptimesBody(_ endpoint: Endpoint) async throws {
-        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 0.01, burst: 1, dailyQuota: 100, perDevicePerMinute: 30))
+        let relay = try await TestRelay(
+            limits: RateLimits(ratePerSecond: 0.01, burst: 1, dailyQuota: 100, perDevicePerMinute: 30))
         try await relay.application.test(.router) { client in
             _ = try await endpoint.post(client, "send", key: relay.key, json: Self.body(TestRelay.expoToken))
             let limited = try await endpoint.post(client, "send", key: relay.key, json: Self.body(TestRelay.expoToken))
@@ -274,7 +314,8 @@ struct OneUptimeAPITests {
         try await relay.application.test(.router) { client in
             var statuses: [HTTPResponse.Status] = []
             for _ in 0...burst {
-                statuses.append(try await client.post("/push-relay/receipts", key: relay.key, json: #"{"ids":["a"]}"#).status)
+                statuses.append(
+                    try await client.post("/push-relay/receipts", key: relay.key, json: #"{"ids":["a"]}"#).status)
             }
             #expect(statuses.prefix(burst).allSatisfy { $0 == .ok })
             #expect(statuses.last == .tooManyRequests)
@@ -290,7 +331,8 @@ struct OneUptimeAPITests {
         let gate = Gate()
         let relay = try await TestRelay(gate: gate, waitDeadline: .milliseconds(20))
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/push-relay/send", key: relay.key, json: Self.body(TestRelay.apnsToken))
+            let response = try await client.post(
+                "/push-relay/send", key: relay.key, json: Self.body(TestRelay.apnsToken))
             #expect(response.status == .ok)
             let id = try #require(response.object["receiptId"]?.stringValue)
             let receipts = try await client.post("/push-relay/receipts", key: relay.key, json: #"{"ids":["\#(id)"]}"#)
@@ -314,18 +356,21 @@ struct OneUptimeAPITests {
                 ticketID: "ticket-late",
                 outcome: .tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
             )
-            let final = try await client.post("/push-relay/receipts", key: relay.key, json: #"{"ids":["\#(id)","\#(id)","unknown-id"]}"#)
+            let final = try await client.post(
+                "/push-relay/receipts", key: relay.key, json: #"{"ids":["\#(id)","\#(id)","unknown-id"]}"#)
             #expect(
                 Self.text(final)
                     == #"{"receipts":{"\#(id)":{"details":{"error":"DeviceNotRegistered"},"message":"The device token is no longer registered (DeviceNotRegistered); remove it.","status":"error"}}}"#
             )
-            let other = try await client.post("/t/\(otherKey)/push-relay/receipts", key: nil, json: #"{"ids":["\#(id)"]}"#)
+            let other = try await client.post(
+                "/t/\(otherKey)/push-relay/receipts", key: nil, json: #"{"ids":["\#(id)"]}"#)
             #expect(Self.text(other) == #"{"receipts":{}}"#, "another tenant's receipt is left out")
         }
     }
 
     @Test(arguments: [
-        #"{"ids":[]}"#, #"{"ids":"abc"}"#, #"{"ids":["has space"]}"#, #"{"ids":["\#(String(repeating: "a", count: 129))"]}"#,
+        #"{"ids":[]}"#, #"{"ids":"abc"}"#, #"{"ids":["has space"]}"#,
+        #"{"ids":["\#(String(repeating: "a", count: 129))"]}"#,
         #"{"ids":[1]}"#, #"{"ids":["a"],"more":1}"#, "[]",
         #"{"ids":[\#((0...300).map { "\"id-\($0)\"" }.joined(separator: ","))]}"#,
     ])
@@ -342,7 +387,8 @@ struct OneUptimeAPITests {
         let relay = try await TestRelay()
         let ids = (0..<300).map { "\"id-\($0)\"" } + ["\"id-0\""]
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/push-relay/receipts", key: relay.key, json: #"{"ids":[\#(ids.joined(separator: ","))]}"#)
+            let response = try await client.post(
+                "/push-relay/receipts", key: relay.key, json: #"{"ids":[\#(ids.joined(separator: ","))]}"#)
             #expect(response.status == .ok)
             #expect(Self.text(response) == #"{"receipts":{}}"#)
         }
@@ -354,13 +400,18 @@ struct OneUptimeAPITests {
         // that any log line (a hex request id) might contain by chance.
         let secret = try #require(TenantKeys.parse(relay.key)?.secret)
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/t/\(relay.key)/push-relay/send", key: nil, json: Self.body(TestRelay.apnsToken))
+            let response = try await client.post(
+                "/t/\(relay.key)/push-relay/send", key: nil, json: Self.body(TestRelay.apnsToken))
             #expect(response.status == .ok)
-            let wrong = try await client.post("/t/prk_0000000000000000_\(String(repeating: "x", count: 43))/push-relay/send", key: nil, json: Self.body(TestRelay.apnsToken))
+            let wrong = try await client.post(
+                "/t/prk_0000000000000000_\(String(repeating: "x", count: 43))/push-relay/send", key: nil,
+                json: Self.body(TestRelay.apnsToken))
             #expect(wrong.status == .unauthorized)
         }
         #expect(!relay.logs.all.isEmpty)
-        #expect(relay.logs.all.allSatisfy { !$0.contains(secret) && !$0.contains(TestRelay.apnsToken) }, "\(relay.logs.all)")
+        #expect(
+            relay.logs.all.allSatisfy { !$0.contains(secret) && !$0.contains(TestRelay.apnsToken) }, "\(relay.logs.all)"
+        )
     }
 
     /// Title, body and string data values over 3,072 bytes are shortened on a character boundary, not refused.
@@ -374,7 +425,8 @@ struct OneUptimeAPITests {
             "data": .object(["long": .string(body), "short": .string("ok")]),
         ])
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/push-relay/send", key: relay.key, json: String(decoding: json.encodedBytes(), as: UTF8.self))
+            let response = try await client.post(
+                "/push-relay/send", key: relay.key, json: String(decoding: json.encodedBytes(), as: UTF8.self))
             #expect(response.status == .ok)
         }
         let shortened = try #require(relay.senders[.expo]?.sentPushes.first?.message)
@@ -391,7 +443,9 @@ struct OneUptimeAPITests {
         let fits = try await TestRelay(providers: [.expo])
         let long = String(repeating: "ü", count: 2000)  // 4,000 bytes
         try await fits.application.test(.router) { client in
-            let response = try await client.post("/push-relay/send", key: fits.key, json: #"{"to":"\#(TestRelay.expoToken)","title":"\#(long)","body":""}"#)
+            let response = try await client.post(
+                "/push-relay/send", key: fits.key,
+                json: #"{"to":"\#(TestRelay.expoToken)","title":"\#(long)","body":""}"#)
             #expect(response.status == .ok)
         }
         let sent = try #require(fits.senders[.expo]?.sentPushes.first)
@@ -405,14 +459,19 @@ struct TenantKeyInPathTests {
     @Test func everyTenantRouteTakesTheKeyInThePath() async throws {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
-            let native = try await client.post("/t/\(relay.key)/v1/push", key: nil, json: #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#)
+            let native = try await client.post(
+                "/t/\(relay.key)/v1/push", key: nil,
+                json: #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#)
             #expect(native.status == .ok)
             let id = try #require(native.json?["data"]?[0]?["id"]?.stringValue)
-            let nativeReceipts = try await client.post("/t/\(relay.key)/v1/receipts", key: nil, json: #"{"ids":["\#(id)"]}"#)
+            let nativeReceipts = try await client.post(
+                "/t/\(relay.key)/v1/receipts", key: nil, json: #"{"ids":["\#(id)"]}"#)
             #expect(nativeReceipts.json?["data"]?[id]?["status"] == .string("ok"))
-            let expo = try await client.post("/t/\(relay.key)/--/api/v2/push/send", key: nil, json: #"{"to":"\#(TestRelay.expoToken)","body":"x"}"#)
+            let expo = try await client.post(
+                "/t/\(relay.key)/--/api/v2/push/send", key: nil, json: #"{"to":"\#(TestRelay.expoToken)","body":"x"}"#)
             #expect(expo.json?["data"]?["status"] == .string("ok"))
-            let expoReceipts = try await client.post("/t/\(relay.key)/--/api/v2/push/getReceipts", key: nil, json: #"{"ids":["\#(id)"]}"#)
+            let expoReceipts = try await client.post(
+                "/t/\(relay.key)/--/api/v2/push/getReceipts", key: nil, json: #"{"ids":["\#(id)"]}"#)
             #expect(expoReceipts.json?["data"]?[id]?["status"] == .string("ok"))
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Hummingbird
 import HTTP2TestClient
+import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOHTTP2
@@ -36,7 +36,8 @@ struct LiveHTTP2Tests {
     ) async throws {
         let identity = try HTTP2TestIdentity.generate()
         let leaf = try identity.issueServerCertificate(host: "127.0.0.1")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-live-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-live-\(UUID().uuidString)")
+            .path
         let caFile = try identity.write(to: directory)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let ports = AsyncStream.makeStream(of: Int.self)
@@ -49,7 +50,8 @@ struct LiveHTTP2Tests {
                 }
             )
         )
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: relay.logs.logger))
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [], logger: relay.logs.logger))
         let pool = try HTTP2Pool(configuration: .init(maxConnections: 1, caFile: caFile))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
@@ -85,9 +87,9 @@ struct LiveHTTP2Tests {
     }
 
     /// A client that resets many streams (libcurl 7.88.1 resets about 45 % of its finished ones, and every client
-    /// resets the requests it gives up on) keeps its connection far beyond swift-nio-http2's default of 200 resets per 30 s,
-    /// which used to tear busy installs' connections down with GOAWAY ENHANCE_YOUR_CALM. The control case runs that
-    /// default, to show the count used here does trip it.
+    /// resets the requests it gives up on) keeps its connection far beyond swift-nio-http2's default of 200 resets per
+    /// 30 s, which used to tear busy installs' connections down with GOAWAY ENHANCE_YOUR_CALM. The control case runs
+    /// that default, to show the count used here does trip it.
     @Test(arguments: [
         (settings: RelayHTTP2Settings(), tripped: false),
         (settings: RelayHTTP2Settings(maxResetsPerWindow: 200, resetWindow: .seconds(30)), tripped: true),
@@ -163,9 +165,11 @@ struct ShutdownOrderTests {
         let gate = Gate()
         let relay = try await TestRelay(gate: gate, waitDeadline: .milliseconds(10))
         let recorder = StopRecorder(relay: relay)
-        let app = try buildApplication(RelayApplicationParts(relay: relay.relay, port: 0, services: [recorder], logger: relay.logs.logger))
+        let app = try buildApplication(
+            RelayApplicationParts(relay: relay.relay, port: 0, services: [recorder], logger: relay.logs.logger))
         let id = try await app.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
+            let response = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
             #expect(response.json?["data"]?[0]?["status"] == .string("pending"))
             gate.open()
             return response.json?["data"]?[0]?["id"]?.stringValue ?? ""

@@ -30,7 +30,8 @@ struct NativeAPITests {
 
     @Test func pushAnswersOneTicketPerTokenInOrder() async throws {
         let relay = try await TestRelay()
-        let body = #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.deadAPNsToken)"],"title":"t","body":"b"},{"to":"\#(TestRelay.fcmToken)","body":"x"},{"to":"\#(TestRelay.expoToken)","body":"y"}]}"#
+        let body =
+            #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.deadAPNsToken)"],"title":"t","body":"b"},{"to":"\#(TestRelay.fcmToken)","body":"x"},{"to":"\#(TestRelay.expoToken)","body":"y"}]}"#
         try await relay.application.test(.router) { client in
             let response = try await client.post("/v1/push", key: relay.key, json: body)
             #expect(response.status == .ok)
@@ -49,20 +50,25 @@ struct NativeAPITests {
 
             // Receipts are kept and can be looked up by their ids.
             let ids = (0..<4).compactMap { data[$0]?["id"]?.stringValue }
-            let lookup = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(ids.joined(separator: "\",\""))"]}"#)
+            let lookup = try await client.post(
+                "/v1/receipts", key: relay.key, json: #"{"ids":["\#(ids.joined(separator: "\",\""))"]}"#)
             #expect(lookup.status == .ok)
             #expect(lookup.json?["data"]?[ids[0]]?["status"] == .string("ok"))
             #expect(lookup.json?["data"]?[ids[1]]?["details"]?["error"] == .string("DeviceNotRegistered"))
         }
     }
 
-    @Test(arguments: [nil, "", "Bearer", "Bearer nonsense", "Basic abc", "Bearer prk_0123456789abcdef_wrongwrongwrongwrongwrongwrongwrongwrongwrongxx"])
+    @Test(arguments: [
+        nil, "", "Bearer", "Bearer nonsense", "Basic abc",
+        "Bearer prk_0123456789abcdef_wrongwrongwrongwrongwrongwrongwrongwrongwrongxx",
+    ])
     func missingOrWrongKeysAreUnauthorized(_ authorization: String?) async throws {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
             var headers: HTTPFields = [.contentType: "application/json"]
             if let authorization { headers[.authorization] = authorization }
-            let response = try await client.execute(uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(string: "{}"))
+            let response = try await client.execute(
+                uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(string: "{}"))
             #expect(response.status == .unauthorized)
             #expect(response.object["errors"]?[0]?["code"] == .string("UNAUTHORIZED"))
         }
@@ -74,9 +80,11 @@ struct NativeAPITests {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
             let headers: HTTPFields = [
-                .contentType: "application/json", .authorization: format.replacingOccurrences(of: "%@", with: relay.key),
+                .contentType: "application/json",
+                .authorization: format.replacingOccurrences(of: "%@", with: relay.key),
             ]
-            let response = try await client.execute(uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(string: "{}"))
+            let response = try await client.execute(
+                uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(string: "{}"))
             // Past authentication: the empty body is what is wrong.
             #expect(response.status == .badRequest)
             #expect(response.object["errors"]?[0]?["code"] == .string("VALIDATION_ERROR"))
@@ -115,7 +123,10 @@ struct NativeAPITests {
                 Issue.record("no errors array")
                 return
             }
-            #expect(Set(errors.compactMap { $0["path"]?.stringValue }) == ["messages[0].badge", "messages[1].to[0]", "messages[1].isCriticalAlrt"])
+            #expect(
+                Set(errors.compactMap { $0["path"]?.stringValue }) == [
+                    "messages[0].badge", "messages[1].to[0]", "messages[1].isCriticalAlrt",
+                ])
             #expect(errors.allSatisfy { $0["code"] == .string("VALIDATION_ERROR") })
         }
         #expect(relay.sentCount == 0)
@@ -133,7 +144,8 @@ struct NativeAPITests {
             )
             #expect(text.status == .unsupportedMediaType)
             #expect(text.object["errors"]?[0]?["code"] == .string("UNSUPPORTED_MEDIA_TYPE"))
-            let huge = try await client.post("/v1/push", key: relay.key, json: String(repeating: " ", count: (1 << 20) + 1))
+            let huge = try await client.post(
+                "/v1/push", key: relay.key, json: String(repeating: " ", count: (1 << 20) + 1))
             #expect(huge.status == .contentTooLarge)
             #expect(huge.object["errors"]?[0]?["code"] == .string("PAYLOAD_TOO_LARGE"))
         }
@@ -146,7 +158,8 @@ struct NativeAPITests {
     ])
     func criticalAlertsNeedPermissionWhateverTheSpelling(_ spelling: String) async throws {
         let relay = try await TestRelay(allowCriticalAlerts: false)
-        let body = #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.expoToken)"],"body":"page",\#(spelling)}]}"#
+        let body =
+            #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.expoToken)"],"body":"page",\#(spelling)}]}"#
         try await relay.application.test(.router) { client in
             let response = try await client.post("/v1/push", key: relay.key, json: body)
             #expect(response.status == .ok)
@@ -161,7 +174,9 @@ struct NativeAPITests {
     @Test func allowedTenantsSendCriticalAlerts() async throws {
         let relay = try await TestRelay(allowCriticalAlerts: true)
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"page","interruptionLevel":"critical"}]}"#)
+            let response = try await client.post(
+                "/v1/push", key: relay.key,
+                json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"page","interruptionLevel":"critical"}]}"#)
             #expect(response.json?["data"]?[0]?["status"] == .string("ok"))
         }
         #expect(relay.senders[.apns]?.sentPushes.first?.isCritical == true)
@@ -170,35 +185,43 @@ struct NativeAPITests {
     @Test func unconfiguredProviderIsReportedPerNotification() async throws {
         let relay = try await TestRelay(providers: [.expo])
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.expoToken)"],"body":"x"}]}"#)
+            let response = try await client.post(
+                "/v1/push", key: relay.key,
+                json: #"{"messages":[{"to":["\#(TestRelay.apnsToken)","\#(TestRelay.expoToken)"],"body":"x"}]}"#)
             #expect(response.json?["data"]?[0]?["details"]?["error"] == .string("ProviderNotConfigured"))
             #expect(response.json?["data"]?[1]?["status"] == .string("ok"))
         }
     }
 
     @Test func requestOverTheRateIsRefusedWholeWithRetryAfter() async throws {
-        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 0.01, burst: 5, dailyQuota: 100, perDevicePerMinute: 30))
+        let relay = try await TestRelay(
+            limits: RateLimits(ratePerSecond: 0.01, burst: 5, dailyQuota: 100, perDevicePerMinute: 30))
         let two = Array(repeating: "\"\(TestRelay.expoToken)\"", count: 2).joined(separator: ",")
         let four = Array(repeating: "\"\(TestRelay.expoToken)\"", count: 4).joined(separator: ",")
         try await relay.application.test(.router) { client in
-            let first = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(two)],"body":"x"}]}"#)
+            let first = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(two)],"body":"x"}]}"#)
             #expect(first.status == .ok)
-            let refused = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(four)],"body":"x"}]}"#)
+            let refused = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(four)],"body":"x"}]}"#)
             #expect(refused.status == .tooManyRequests)
             #expect(refused.object["errors"]?[0]?["code"] == .string("TOO_MANY_REQUESTS"))
             #expect(refused.headers[.retryAfter] != nil)
             #expect(refused.headers[HTTPField.Name("RateLimit-Remaining")!] == "3")
-            let fits = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#)
+            let fits = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#)
             #expect(fits.status == .ok)
         }
         #expect(relay.sentCount == 3, "the refused request sent nothing")
     }
 
     @Test func runawayDeviceGetsMessageRateExceeded() async throws {
-        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 100, burst: 200, dailyQuota: 1000, perDevicePerMinute: 2))
+        let relay = try await TestRelay(
+            limits: RateLimits(ratePerSecond: 100, burst: 200, dailyQuota: 1000, perDevicePerMinute: 2))
         let three = Array(repeating: "\"\(TestRelay.apnsToken)\"", count: 3).joined(separator: ",")
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(three)],"body":"loop"}]}"#)
+            let response = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(three)],"body":"loop"}]}"#)
             #expect(response.json?["data"]?[0]?["status"] == .string("ok"))
             #expect(response.json?["data"]?[1]?["status"] == .string("ok"))
             #expect(response.json?["data"]?[2]?["details"]?["error"] == .string("MessageRateExceeded"))
@@ -211,7 +234,8 @@ struct NativeAPITests {
         let gate = Gate()
         let relay = try await TestRelay(gate: gate, waitDeadline: .milliseconds(50))
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
+            let response = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
             #expect(response.json?["data"]?[0]?["status"] == .string("pending"))
             let id = try #require(response.json?["data"]?[0]?["id"]?.stringValue)
             let early = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(id)"]}"#)
@@ -228,7 +252,8 @@ struct NativeAPITests {
         let relay = try await TestRelay()
         let (_, otherKey) = try await TestRelay.addTenant(to: relay.store, name: "other")
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
+            let response = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
             let id = try #require(response.json?["data"]?[0]?["id"]?.stringValue)
             let mine = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(id)","unknown"]}"#)
             #expect(mine.json?["data"]?.objectValue?.keys.sorted() == [id])
@@ -244,7 +269,9 @@ struct NativeAPITests {
             let empty = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":[]}"#)
             #expect(empty.status == .badRequest)
             #expect(empty.object["errors"]?[0]?["path"] == .string("ids"))
-            let tooMany = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":[\#(Array(repeating: "\"x\"", count: 1001).joined(separator: ","))]}"#)
+            let tooMany = try await client.post(
+                "/v1/receipts", key: relay.key,
+                json: #"{"ids":[\#(Array(repeating: "\"x\"", count: 1001).joined(separator: ","))]}"#)
             #expect(tooMany.status == .badRequest)
             let wrongType = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["a",2]}"#)
             #expect(wrongType.object["errors"]?[0]?["path"] == .string("ids[1]"))
@@ -255,7 +282,8 @@ struct NativeAPITests {
         let relay = try await TestRelay()
         relay.relay.queue.stopAccepting()
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
+            let response = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#)
             #expect(response.status == .serviceUnavailable)
             #expect(response.object["errors"]?[0]?["code"] == .string("SHUTTING_DOWN"))
         }
@@ -280,27 +308,39 @@ struct DisablingStore: PushStore {
     func key(id: String) async throws -> TenantKeyRecord? { try await base.key(id: id) }
     func keys(tenantID: String) async throws -> [TenantKeyRecord] { try await base.keys(tenantID: tenantID) }
     func markKeysUsed(_ ids: Set<String>, at: Date) async throws { try await base.markKeysUsed(ids, at: at) }
-    func receipts(ids: [String], tenantID: String) async throws -> [Receipt] { try await base.receipts(ids: ids, tenantID: tenantID) }
+    func receipts(ids: [String], tenantID: String) async throws -> [Receipt] {
+        try await base.receipts(ids: ids, tenantID: tenantID)
+    }
     func pruneReceipts(now: Date) async throws -> Int { try await base.pruneReceipts(now: now) }
-    func pendingReceipt(expoTicketID: String) async throws -> Receipt? { try await base.pendingReceipt(expoTicketID: expoTicketID) }
+    func pendingReceipt(expoTicketID: String) async throws -> Receipt? {
+        try await base.pendingReceipt(expoTicketID: expoTicketID)
+    }
     func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
-    func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] { try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit) }
+    func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+        try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit)
+    }
     func commit(_ batch: StoreBatch) async throws { try await base.commit(batch) }
     func createOperator(_ record: OperatorRecord) async throws { try await base.createOperator(record) }
     func operatorRecord(id: String) async throws -> OperatorRecord? { try await base.operatorRecord(id: id) }
     func operators() async throws -> [OperatorRecord] { try await base.operators() }
     func updateOperator(_ record: OperatorRecord) async throws { try await base.updateOperator(record) }
-    func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] { try await base.usage(tenantID: tenantID, fromDay: fromDay) }
+    func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
+        try await base.usage(tenantID: tenantID, fromDay: fromDay)
+    }
     func auditHead(chain: String) async throws -> AuditAnchor? { try await base.auditHead(chain: chain) }
     func auditChains() async throws -> [String] { try await base.auditChains() }
     func auditAnchor(chain: String) async throws -> AuditAnchor? { try await base.auditAnchor(chain: chain) }
     func auditRecords(chain: String, after position: Int64, limit: Int) async throws -> [StoredAuditRecord] {
         try await base.auditRecords(chain: chain, after: position, limit: limit)
     }
-    func auditRecords(matching filter: AuditFilter, after position: Int64, limit: Int) async throws -> [StoredAuditRecord] {
+    func auditRecords(matching filter: AuditFilter, after position: Int64, limit: Int) async throws
+        -> [StoredAuditRecord]
+    {
         try await base.auditRecords(matching: filter, after: position, limit: limit)
     }
-    func auditCheckpoints(chain: String) async throws -> [AuditCheckpoint] { try await base.auditCheckpoints(chain: chain) }
+    func auditCheckpoints(chain: String) async throws -> [AuditCheckpoint] {
+        try await base.auditCheckpoints(chain: chain)
+    }
     func pruneAudit(to anchor: AuditAnchor) async throws -> Int { try await base.pruneAudit(to: anchor) }
 }
 
@@ -309,21 +349,25 @@ struct NativeAPIEdgeTests {
     @Test func anIdAskedForTwiceIsAnsweredOnce() async throws {
         let relay = try await TestRelay()
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#)
+            let response = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":"\#(TestRelay.expoToken)","body":"x"}]}"#)
             let id = try #require(response.json?["data"]?[0]?["id"]?.stringValue)
             let native = try await client.post("/v1/receipts", key: relay.key, json: #"{"ids":["\#(id)","\#(id)"]}"#)
             #expect(native.status == .ok)
             #expect(native.json?["data"]?.objectValue?.count == 1)
-            let expo = try await client.post("/--/api/v2/push/getReceipts", key: relay.key, json: #"{"ids":["\#(id)","\#(id)"]}"#)
+            let expo = try await client.post(
+                "/--/api/v2/push/getReceipts", key: relay.key, json: #"{"ids":["\#(id)","\#(id)"]}"#)
             #expect(expo.status == .ok)
         }
     }
 
     @Test func aRequestLargerThanTheBurstIsRefusedAsInvalid() async throws {
-        let relay = try await TestRelay(limits: RateLimits(ratePerSecond: 1, burst: 3, dailyQuota: 100, perDevicePerMinute: 30))
+        let relay = try await TestRelay(
+            limits: RateLimits(ratePerSecond: 1, burst: 3, dailyQuota: 100, perDevicePerMinute: 30))
         let four = Array(repeating: "\"\(TestRelay.expoToken)\"", count: 4).joined(separator: ",")
         try await relay.application.test(.router) { client in
-            let response = try await client.post("/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(four)],"body":"x"}]}"#)
+            let response = try await client.post(
+                "/v1/push", key: relay.key, json: #"{"messages":[{"to":[\#(four)],"body":"x"}]}"#)
             #expect(response.status == .badRequest)
             #expect(response.object["errors"]?[0]?["message"]?.stringValue?.contains("burst of 3") == true)
         }

@@ -5,6 +5,7 @@ import RelayCore
 import RelayProviders
 import RelayStore
 import Testing
+
 @testable import RelayApplication
 @testable import RelayServer
 
@@ -34,7 +35,8 @@ import Testing
             metricsLabel: "delivered", expoCode: nil, oneUptimeStatus: .ok
         ),
         Row(
-            outcome: .tokenInvalid(.deviceNotRegistered, reason: "Unregistered", since: nil), code: "DeviceNotRegistered",
+            outcome: .tokenInvalid(.deviceNotRegistered, reason: "Unregistered", since: nil),
+            code: "DeviceNotRegistered",
             removeToken: true, column: .tokenInvalid, upstreamReason: "Unregistered", metricsLabel: "token_invalid",
             expoCode: "DeviceNotRegistered", oneUptimeStatus: .gone
         ),

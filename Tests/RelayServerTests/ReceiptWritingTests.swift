@@ -13,16 +13,20 @@ import Testing
 /// sending while the store fails.
 @Suite(.timeLimit(.minutes(1)))
 struct ReceiptWritingTests {
-    func lookup(_ client: some TestClientProtocol, _ relay: TestRelay, _ ids: [String]) async throws -> [String: JSONValue] {
+    func lookup(_ client: some TestClientProtocol, _ relay: TestRelay, _ ids: [String]) async throws -> [String:
+        JSONValue]
+    {
         let json = try JSONEncoder().encode(["ids": ids])
-        let response = try await client.post("/v1/receipts", key: relay.key, json: String(decoding: json, as: UTF8.self))
+        let response = try await client.post(
+            "/v1/receipts", key: relay.key, json: String(decoding: json, as: UTF8.self))
         return response.json?["data"]?.objectValue ?? [:]
     }
 
     @Test func atTheDeadlineEveryIDOfTheAnswerIsFoundAndTheOutcomeFollows() async throws {
         let gate = Gate()
         let relay = try await TestRelay(allowCriticalAlerts: false, gate: gate, waitDeadline: .milliseconds(50))
-        let body = #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x","isCriticalAlert":true},{"to":"\#(TestRelay.fcmToken)","body":"y"}]}"#
+        let body =
+            #"{"messages":[{"to":"\#(TestRelay.apnsToken)","body":"x","isCriticalAlert":true},{"to":"\#(TestRelay.fcmToken)","body":"y"}]}"#
         try await relay.application.test(.router) { client in
             let response = try await client.post("/v1/push", key: relay.key, json: body)
             #expect(response.status == .ok)
@@ -43,7 +47,8 @@ struct ReceiptWritingTests {
             #expect(later[ids[1]]?["status"] == .string("ok"))
             // One audit record per notification, however the receipts were written.
             let records = try await relay.store.auditRecords(matching: AuditFilter(event: .push), after: 0, limit: 100)
-            #expect(records.map(\.record.outcome).sorted { ($0 ?? "") < ($1 ?? "") } == ["CriticalAlertsNotAllowed", "ok"])
+            #expect(
+                records.map(\.record.outcome).sorted { ($0 ?? "") < ($1 ?? "") } == ["CriticalAlertsNotAllowed", "ok"])
         }
     }
 

@@ -1,10 +1,11 @@
 import Foundation
 import RelayCore
-@testable import RelayApplication
 import RelayServer
 import RelayStore
 import RelayStorePostgres
 import Testing
+
+@testable import RelayApplication
 
 /// Two relays' registries on one PostgreSQL schema (`RELAY_TEST_POSTGRES_URL`), as `serve` wires them.
 @Suite(
@@ -19,7 +20,8 @@ struct SharedRateLimitPostgresTests {
     @Test func twoRegistriesOnOneDatabaseShareATenantsLimits() async throws {
         let url = try #require(ProcessInfo.processInfo.environment["RELAY_TEST_POSTGRES_URL"])
         var configuration = try PostgresStoreConfiguration(url: url)
-        configuration.schema = "pushrelay_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        configuration.schema =
+            "pushrelay_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         configuration.maximumConnections = 2
         let stores = [PostgresStore(configuration: configuration), PostgresStore(configuration: configuration)]
         for store in stores { store.start() }

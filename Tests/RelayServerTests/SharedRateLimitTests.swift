@@ -1,10 +1,11 @@
 import Foundation
 import RelayCore
-@testable import RelayApplication
 import RelayServer
 import RelayStore
 import Synchronization
 import Testing
+
+@testable import RelayApplication
 
 /// The shared buckets of several relays, in memory: what PostgreSQL's `rate_limit_buckets` does, by the same pure
 /// arithmetic (its agreement with PostgreSQL is checked in `RelayStoreTests`).

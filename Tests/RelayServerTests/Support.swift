@@ -37,27 +37,36 @@ final class ScriptedSender: PushSender, SinglePushSender {
         await gate?.wait()
         let token = push.provider == .expo ? String(push.token.dropFirst("ExponentPushToken[".count)) : push.token
         if token.hasPrefix("0410") {
-            return DeliveryReport(outcome: .tokenInvalid(.deviceNotRegistered, reason: "Unregistered", since: nil), attempts: 1, upstreamStatus: 410)
+            return DeliveryReport(
+                outcome: .tokenInvalid(.deviceNotRegistered, reason: "Unregistered", since: nil), attempts: 1,
+                upstreamStatus: 410)
         }
         if token.hasPrefix("0503") {
-            return DeliveryReport(outcome: .unavailable(reason: "ServiceUnavailable", retryAfter: .seconds(30)), attempts: 3, upstreamStatus: 503)
+            return DeliveryReport(
+                outcome: .unavailable(reason: "ServiceUnavailable", retryAfter: .seconds(30)), attempts: 3,
+                upstreamStatus: 503)
         }
         if token.hasPrefix("0403") {
-            return DeliveryReport(outcome: .configurationError(reason: "DeviceTokenNotForTopic"), attempts: 1, upstreamStatus: 400)
+            return DeliveryReport(
+                outcome: .configurationError(reason: "DeviceTokenNotForTopic"), attempts: 1, upstreamStatus: 400)
         }
         if token.hasPrefix("0401") {
-            return DeliveryReport(outcome: .configurationError(reason: "InvalidProviderToken"), attempts: 1, upstreamStatus: 403)
+            return DeliveryReport(
+                outcome: .configurationError(reason: "InvalidProviderToken"), attempts: 1, upstreamStatus: 403)
         }
         if token.hasPrefix("0413") {
-            return DeliveryReport(outcome: .rejected(.messageTooBig, reason: "PayloadTooLarge"), attempts: 1, upstreamStatus: 413)
+            return DeliveryReport(
+                outcome: .rejected(.messageTooBig, reason: "PayloadTooLarge"), attempts: 1, upstreamStatus: 413)
         }
         if push.provider == .expo, token.hasPrefix("ticket-") {
             // Expo accepted it: the ticket is ok, the outcome comes with its receipt (ticket id: the token's inside).
             return DeliveryReport(
-                outcome: .delivered(providerMessageID: String(token.dropLast())), attempts: 1, upstreamStatus: 200, receiptPending: true
+                outcome: .delivered(providerMessageID: String(token.dropLast())), attempts: 1, upstreamStatus: 200,
+                receiptPending: true
             )
         }
-        return DeliveryReport(outcome: .delivered(providerMessageID: "msg-\(push.token.suffix(6))"), attempts: 1, upstreamStatus: 200)
+        return DeliveryReport(
+            outcome: .delivered(providerMessageID: "msg-\(push.token.suffix(6))"), attempts: 1, upstreamStatus: 200)
     }
 }
 
@@ -148,10 +157,13 @@ struct TestRelay {
             settings: RelaySettings(waitDeadline: waitDeadline),
             clock: clock
         )
-        (tenant, key) = try await Self.addTenant(to: store, name: "acme", limits: limits, allowCriticalAlerts: allowCriticalAlerts)
+        (tenant, key) = try await Self.addTenant(
+            to: store, name: "acme", limits: limits, allowCriticalAlerts: allowCriticalAlerts)
     }
 
-    static func addTenant(to store: any PushStore, name: String, limits: RateLimits = .init(), allowCriticalAlerts: Bool = false) async throws -> (Tenant, String) {
+    static func addTenant(
+        to store: any PushStore, name: String, limits: RateLimits = .init(), allowCriticalAlerts: Bool = false
+    ) async throws -> (Tenant, String) {
         let tenant = Tenant(name: name, limits: limits, allowCriticalAlerts: allowCriticalAlerts)
         try await store.createTenant(tenant)
         let issued = TenantKeys.issue()

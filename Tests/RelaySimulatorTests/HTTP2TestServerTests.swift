@@ -1,5 +1,5 @@
-import HTTP2TestClient
 import Foundation
+import HTTP2TestClient
 import NIOCore
 import NIOHTTP2
 import Testing

@@ -64,7 +64,8 @@ struct AuditStoreConformanceTests {
         try await kind.withStore { store in
             let records = Self.records(count: 30)
             try await store.commit(StoreBatch(audit: records))
-            let filter = AuditFilter(tenantID: "tenant-b", since: Fixture.date(4), until: Fixture.date(27), critical: true)
+            let filter = AuditFilter(
+                tenantID: "tenant-b", since: Fixture.date(4), until: Fixture.date(27), critical: true)
             let expected = records.filter(filter.matches)
             #expect(expected.count == 7)  // seq 6, 9, …, 24
             var seen: [AuditRecord] = []
@@ -114,7 +115,8 @@ struct AuditStoreConformanceTests {
             #expect(try await store.pruneAudit(to: anchor) == 8)
             #expect(try await store.auditAnchor(chain: "i1") == anchor)
             #expect(try await store.auditCheckpoints(chain: "i1") == [atEight])
-            #expect(try await store.auditRecords(chain: "i1", after: 0, limit: 100).map(\.record.seq) == [9, 10, 11, 12])
+            #expect(
+                try await store.auditRecords(chain: "i1", after: 0, limit: 100).map(\.record.seq) == [9, 10, 11, 12])
             let verification = try await store.verifyAuditChain("i1", publicKey: key.publicKey)
             #expect(verification.isIntact)
             #expect(verification.recordsVerified == 4)

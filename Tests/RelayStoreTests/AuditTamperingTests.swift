@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 import RelayCore
-@testable import RelayStore
 import Testing
+
+@testable import RelayStore
 
 /// `verifyAuditChain` on a SQLite file that somebody edited behind the relay's back.
 @Suite(.timeLimit(.minutes(1)))

@@ -75,7 +75,8 @@ struct OperatorConformanceTests {
         try await kind.withStore { store in
             try await store.createOperator(OperatorRecord(id: "op1", name: "alice", role: .admin, secretHash: [1]))
             let duplicate = await #expect(throws: StoreError.self) {
-                try await store.createOperator(OperatorRecord(id: "op9", name: "alice", role: .auditor, secretHash: [2]))
+                try await store.createOperator(
+                    OperatorRecord(id: "op9", name: "alice", role: .auditor, secretHash: [2]))
             }
             #expect(duplicate?.kind == .duplicate)
             let missing = await #expect(throws: StoreError.self) {
@@ -92,7 +93,9 @@ struct OperatorConformanceTests {
             let day = UsageKey.day(of: Fixture.t0)
             var batch = StoreBatch(
                 receipts: [Fixture.receipt("r1"), Fixture.receipt("r2", provider: .fcm)],
-                receiptUpdates: [ReceiptUpdate(outcome: .delivered(providerMessageID: "m0"), id: "r0", at: Fixture.date(2))]
+                receiptUpdates: [
+                    ReceiptUpdate(outcome: .delivered(providerMessageID: "m0"), id: "r0", at: Fixture.date(2))
+                ]
             )
             batch.count(UsageCounts(delivered: 2), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns))
             batch.count(UsageCounts(tokenInvalid: 1), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns))
@@ -109,7 +112,8 @@ struct OperatorConformanceTests {
             #expect(receipts.first { $0.id == "r0" }?.status == .ok)
             #expect(
                 try await store.usage(tenantID: "tenant-a", fromDay: day) == [
-                    UsageRow(day: day, provider: .apns, counts: UsageCounts(delivered: 2, tokenInvalid: 1, rateLimited: 3)),
+                    UsageRow(
+                        day: day, provider: .apns, counts: UsageCounts(delivered: 2, tokenInvalid: 1, rateLimited: 3)),
                     UsageRow(day: day, provider: .fcm, counts: UsageCounts(failed: 1)),
                 ]
             )
@@ -137,10 +141,11 @@ struct OperatorConformanceTests {
     @Test(arguments: StoreKind.all)
     func thePendingReceiptOfAnExpoTicketIsFoundUntilItsReceiptArrives(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            try await store.commit(StoreBatch(receipts: [
-                Fixture.receipt("r1", provider: .expo, expoTicketID: "ticket-1"),
-                Fixture.receipt("r2", provider: .expo, status: .ok, expoTicketID: "ticket-2"),
-            ]))
+            try await store.commit(
+                StoreBatch(receipts: [
+                    Fixture.receipt("r1", provider: .expo, expoTicketID: "ticket-1"),
+                    Fixture.receipt("r2", provider: .expo, status: .ok, expoTicketID: "ticket-2"),
+                ]))
             #expect(try await store.pendingReceipt(expoTicketID: "ticket-1")?.id == "r1")
             #expect(try await store.pendingReceipt(expoTicketID: "ticket-2") == nil)
             try await store.closeExpoReceipt(ticketID: "ticket-1", outcome: .delivered(providerMessageID: nil))

@@ -269,15 +269,16 @@ struct PushStoreConformanceTests {
             let untouched = Fixture.receipt("r3")
             try await store.commit(StoreBatch(receipts: [apns, expo, untouched]))
 
-            try await store.commit(StoreBatch(receiptUpdates: [
-                // No message id in the update: the known one stays.
-                ReceiptUpdate(id: "r1", status: .ok, updatedAt: Fixture.date(1)),
-                // Expo accepted the push: a ticket to poll for.
-                ReceiptUpdate(
-                    id: "r2", status: .pending, providerMessageID: "t-2", expoTicketID: "t-2",
-                    updatedAt: Fixture.date(2)),
-                ReceiptUpdate(id: "missing", status: .ok, updatedAt: Fixture.date(1)),
-            ]))
+            try await store.commit(
+                StoreBatch(receiptUpdates: [
+                    // No message id in the update: the known one stays.
+                    ReceiptUpdate(id: "r1", status: .ok, updatedAt: Fixture.date(1)),
+                    // Expo accepted the push: a ticket to poll for.
+                    ReceiptUpdate(
+                        id: "r2", status: .pending, providerMessageID: "t-2", expoTicketID: "t-2",
+                        updatedAt: Fixture.date(2)),
+                    ReceiptUpdate(id: "missing", status: .ok, updatedAt: Fixture.date(1)),
+                ]))
             try await store.commit(StoreBatch(receiptUpdates: []))
             var expected = [apns, expo]
             expected[0].status = .ok
@@ -287,16 +288,17 @@ struct PushStoreConformanceTests {
             expected[1].updatedAt = Fixture.date(2)
             #expect(try await store.receipts(ids: ["r1", "r2", "missing"], tenantID: "tenant-a") == expected)
 
-            try await store.commit(StoreBatch(receiptUpdates: [
-                ReceiptUpdate(
-                    id: "r2",
-                    status: .error,
-                    errorCode: "DeviceNotRegistered",
-                    message: "gone",
-                    removeToken: true,
-                    updatedAt: Fixture.date(3)
-                )
-            ]))
+            try await store.commit(
+                StoreBatch(receiptUpdates: [
+                    ReceiptUpdate(
+                        id: "r2",
+                        status: .error,
+                        errorCode: "DeviceNotRegistered",
+                        message: "gone",
+                        removeToken: true,
+                        updatedAt: Fixture.date(3)
+                    )
+                ]))
             let failed = try #require(try await store.receipts(ids: ["r2"], tenantID: "tenant-a").first)
             #expect(failed.status == .error)
             #expect(failed.errorCode == "DeviceNotRegistered")
@@ -329,12 +331,13 @@ struct PushStoreConformanceTests {
     func pruningDeletesOnlyExpiredReceipts(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let now = Fixture.date(100)
-            try await store.commit(StoreBatch(receipts: [
-                Fixture.receipt("expired-1", expiresAt: Fixture.date(10)),
-                Fixture.receipt("expired-2", tenantID: "tenant-b", expiresAt: Fixture.date(99)),
-                Fixture.receipt("expires-now", expiresAt: now),
-                Fixture.receipt("later", expiresAt: Fixture.date(101)),
-            ]))
+            try await store.commit(
+                StoreBatch(receipts: [
+                    Fixture.receipt("expired-1", expiresAt: Fixture.date(10)),
+                    Fixture.receipt("expired-2", tenantID: "tenant-b", expiresAt: Fixture.date(99)),
+                    Fixture.receipt("expires-now", expiresAt: now),
+                    Fixture.receipt("later", expiresAt: Fixture.date(101)),
+                ]))
 
             #expect(try await store.pruneReceipts(now: now) == 2)
             #expect(try await store.pruneReceipts(now: now) == 0)
@@ -364,20 +367,22 @@ struct PushStoreConformanceTests {
     @Test(arguments: StoreKind.all)
     func pendingExpoTicketsAreTheAwaitedOnesOldestFirst(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            try await store.commit(StoreBatch(receipts: [
-                Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: Fixture.date(3)),
-                Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: Fixture.date(1)),
-                Fixture.receipt(
-                    "h", tenantID: "tenant-b", provider: .expo, expoTicketID: "H",
-                    createdAt: Fixture.date(2)),
-                // Not awaited: no ticket, or an outcome already known.
-                Fixture.receipt("c", provider: .expo, createdAt: Fixture.date(0)),
-                Fixture.receipt("d", provider: .expo, status: .ok, expoTicketID: "D", createdAt: Fixture.date(0)),
-                Fixture.receipt("g", provider: .expo, status: .error, expoTicketID: "G", createdAt: Fixture.date(0)),
-                // Too recent: at the cutoff, and after it.
-                Fixture.receipt("e", provider: .expo, expoTicketID: "E", createdAt: Fixture.date(10)),
-                Fixture.receipt("f", provider: .expo, expoTicketID: "F", createdAt: Fixture.date(20)),
-            ]))
+            try await store.commit(
+                StoreBatch(receipts: [
+                    Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: Fixture.date(3)),
+                    Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: Fixture.date(1)),
+                    Fixture.receipt(
+                        "h", tenantID: "tenant-b", provider: .expo, expoTicketID: "H",
+                        createdAt: Fixture.date(2)),
+                    // Not awaited: no ticket, or an outcome already known.
+                    Fixture.receipt("c", provider: .expo, createdAt: Fixture.date(0)),
+                    Fixture.receipt("d", provider: .expo, status: .ok, expoTicketID: "D", createdAt: Fixture.date(0)),
+                    Fixture.receipt(
+                        "g", provider: .expo, status: .error, expoTicketID: "G", createdAt: Fixture.date(0)),
+                    // Too recent: at the cutoff, and after it.
+                    Fixture.receipt("e", provider: .expo, expoTicketID: "E", createdAt: Fixture.date(10)),
+                    Fixture.receipt("f", provider: .expo, expoTicketID: "F", createdAt: Fixture.date(20)),
+                ]))
 
             let cutoff = Fixture.date(10)
             #expect(try await store.pendingExpoTickets(sentBefore: cutoff, limit: 100) == ["B", "H", "A"])
@@ -394,7 +399,8 @@ struct PushStoreConformanceTests {
     func aCloseOfAFinalReceiptWritesNothingOfItsBatch(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let final = Fixture.receipt("final", provider: .expo, status: .ok)
-            try await store.commit(StoreBatch(receipts: [final, Fixture.receipt("open", provider: .expo, expoTicketID: "O")]))
+            try await store.commit(
+                StoreBatch(receipts: [final, Fixture.receipt("open", provider: .expo, expoTicketID: "O")]))
             let close = { (id: String) in
                 ReceiptUpdate(id: id, status: .error, errorCode: "DeviceNotRegistered", updatedAt: Fixture.date(5))
             }
@@ -402,7 +408,8 @@ struct PushStoreConformanceTests {
                 receipts: [Fixture.receipt("bystander")],
                 receiptCloses: [close("open"), close("final"), close("unknown")]
             )
-            batch.count(UsageCounts(tokenInvalid: 1), for: UsageKey(tenantID: "tenant-a", date: Fixture.t0, provider: .expo))
+            batch.count(
+                UsageCounts(tokenInvalid: 1), for: UsageKey(tenantID: "tenant-a", date: Fixture.t0, provider: .expo))
             do {
                 try await store.commit(batch)
                 Issue.record("the commit should have failed")
@@ -416,7 +423,10 @@ struct PushStoreConformanceTests {
 
             // Alone, the close of the pending receipt goes through.
             try await store.commit(StoreBatch(receiptCloses: [close("open")]))
-            #expect(try await store.receipts(ids: ["open"], tenantID: "tenant-a").map(\.errorCode) == ["DeviceNotRegistered"])
+            #expect(
+                try await store.receipts(ids: ["open"], tenantID: "tenant-a").map(\.errorCode) == [
+                    "DeviceNotRegistered"
+                ])
         }
     }
 
@@ -424,11 +434,12 @@ struct PushStoreConformanceTests {
     func expoReceiptCompletesThePendingReceipt(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let done = Fixture.receipt("done", provider: .expo, status: .ok, expoTicketID: "D")
-            try await store.commit(StoreBatch(receipts: [
-                Fixture.receipt("ok", provider: .expo, expoTicketID: "A"),
-                Fixture.receipt("gone", provider: .expo, expoTicketID: "B"),
-                done,
-            ]))
+            try await store.commit(
+                StoreBatch(receipts: [
+                    Fixture.receipt("ok", provider: .expo, expoTicketID: "A"),
+                    Fixture.receipt("gone", provider: .expo, expoTicketID: "B"),
+                    done,
+                ]))
             let start = Date()
 
             try await store.closeExpoReceipt(ticketID: "A", outcome: .delivered(providerMessageID: "A"))
@@ -468,8 +479,10 @@ struct PushStoreConformanceTests {
                 Fixture.receipt("ok", provider: .expo, expoTicketID: "O", createdAt: first),
                 Fixture.receipt("lost", provider: .expo, expoTicketID: "L", createdAt: second),
             ])
-            ticketTime.count(UsageCounts(accepted: 2), for: UsageKey(tenantID: "tenant-a", date: first, provider: .expo))
-            ticketTime.count(UsageCounts(accepted: 1), for: UsageKey(tenantID: "tenant-a", date: second, provider: .expo))
+            ticketTime.count(
+                UsageCounts(accepted: 2), for: UsageKey(tenantID: "tenant-a", date: first, provider: .expo))
+            ticketTime.count(
+                UsageCounts(accepted: 1), for: UsageKey(tenantID: "tenant-a", date: second, provider: .expo))
             try await store.commit(ticketTime)
             func usage() async throws -> [String: UsageCounts] {
                 var byDay: [String: UsageCounts] = [:]
@@ -484,11 +497,15 @@ struct PushStoreConformanceTests {
             let dead = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "DeviceNotRegistered", since: nil)
             #expect(try await store.closeExpoReceipt(ticketID: "G", outcome: dead))
             #expect(
-                try await usage() == [firstDay: UsageCounts(tokenInvalid: 1, accepted: 1), secondDay: UsageCounts(accepted: 1)]
+                try await usage() == [
+                    firstDay: UsageCounts(tokenInvalid: 1, accepted: 1), secondDay: UsageCounts(accepted: 1),
+                ]
             )
             #expect(try await store.closeExpoReceipt(ticketID: "O", outcome: .delivered(providerMessageID: "O")))
             #expect(
-                try await usage() == [firstDay: UsageCounts(delivered: 1, tokenInvalid: 1), secondDay: UsageCounts(accepted: 1)]
+                try await usage() == [
+                    firstDay: UsageCounts(delivered: 1, tokenInvalid: 1), secondDay: UsageCounts(accepted: 1),
+                ]
             )
 
             // A receipt already recorded, or an unknown ticket, moves nothing.
@@ -498,7 +515,9 @@ struct PushStoreConformanceTests {
             let expired = DeliveryOutcome.unavailable(reason: "Expo's receipt expired", retryAfter: nil)
             #expect(try await store.closeExpoReceipt(ticketID: "L", outcome: expired))
             #expect(
-                try await usage() == [firstDay: UsageCounts(delivered: 1, tokenInvalid: 1), secondDay: UsageCounts(failed: 1)]
+                try await usage() == [
+                    firstDay: UsageCounts(delivered: 1, tokenInvalid: 1), secondDay: UsageCounts(failed: 1),
+                ]
             )
         }
     }

@@ -134,13 +134,14 @@ import Testing
         try SQLiteStore.migrator.migrate(store.writer, upTo: "v2")
         let (first, second) = (Fixture.t0, Fixture.date(86_400))
         let (firstDay, secondDay) = (UsageKey.day(of: first), UsageKey.day(of: second))
-        try await store.commit(StoreBatch(receipts: [
-            Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: first),
-            Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: first),
-            Fixture.receipt("c", provider: .expo, expoTicketID: "C", createdAt: second),
-            Fixture.receipt("done", provider: .expo, status: .ok, createdAt: first),
-            Fixture.receipt("apns", createdAt: first),
-        ]))
+        try await store.commit(
+            StoreBatch(receipts: [
+                Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: first),
+                Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: first),
+                Fixture.receipt("c", provider: .expo, expoTicketID: "C", createdAt: second),
+                Fixture.receipt("done", provider: .expo, status: .ok, createdAt: first),
+                Fixture.receipt("apns", createdAt: first),
+            ]))
         try await store.writer.write { db in
             try db.execute(
                 sql: """

@@ -40,9 +40,11 @@ enum AdminStep: Sendable, CustomStringConvertible {
         case .disable(let name): "disable \(name)"
         case .enable(let name): "enable \(name)"
         case .delete(let name): "delete \(name)"
-        case .issueKey(let tenant, let days): "issue a key for \(tenant), expiring in \(days.map(String.init) ?? "never")"
+        case .issueKey(let tenant, let days):
+            "issue a key for \(tenant), expiring in \(days.map(String.init) ?? "never")"
         case .listKeys(let tenant): "list the keys of \(tenant)"
-        case .rotateKey(let tenant, let key, let days): "rotate \(key) of \(tenant), overlap \(days.map(String.init) ?? "-")"
+        case .rotateKey(let tenant, let key, let days):
+            "rotate \(key) of \(tenant), overlap \(days.map(String.init) ?? "-")"
         case .revokeKey(let tenant, let key): "revoke \(key) of \(tenant)"
         case .usage(let tenant, let days): "usage of \(tenant), \(days.map(String.init) ?? "-") days"
         case .recordUsage(let tenant, let provider, _): "record \(provider) usage of \(tenant)"
@@ -105,7 +107,10 @@ struct TenantFields: Sendable, CustomStringConvertible {
         if let dailyQuota { arguments.append("--daily-quota=\(dailyQuota)") }
         if let perDevicePerMinute { arguments.append("--per-device-per-minute=\(perDevicePerMinute)") }
         if let allowCriticalAlerts {
-            arguments += creating ? (allowCriticalAlerts ? ["--allow-critical-alerts"] : []) : ["--allow-critical-alerts=\(allowCriticalAlerts)"]
+            arguments +=
+                creating
+                ? (allowCriticalAlerts ? ["--allow-critical-alerts"] : [])
+                : ["--allow-critical-alerts=\(allowCriticalAlerts)"]
         }
         switch allowedProviders {
         case .some(.some(let providers)): arguments += providers.flatMap { ["--allow-provider", $0] }
@@ -347,7 +352,8 @@ struct APIFrontEnd: AdminFrontEnd {
             try await take(steps) { step, keys in
                 guard case .show(let name) = step else {
                     let (method, uri, body) = Self.request(step, keys: keys)
-                    return try await Self.answer(client.execute(uri: uri, method: method, token: issued.key, json: body))
+                    return try await Self.answer(
+                        client.execute(uri: uri, method: method, token: issued.key, json: body))
                 }
                 // `tenant show` is the tenant with its keys: two requests here.
                 let tenant = try await Self.answer(
@@ -379,7 +385,8 @@ struct APIFrontEnd: AdminFrontEnd {
         case .rotateKey(let tenant, let key, let overlap):
             (.post, "\(tenants)/\(tenant)/keys/\(keys.reference(key))/rotate", days("overlapDays", overlap))
         case .revokeKey(let tenant, let key): (.delete, "\(tenants)/\(tenant)/keys/\(keys.reference(key))", nil)
-        case .usage(let tenant, let days): (.get, "\(tenants)/\(tenant)/usage" + (days.map { "?days=\($0)" } ?? ""), nil)
+        case .usage(let tenant, let days):
+            (.get, "\(tenants)/\(tenant)/usage" + (days.map { "?days=\($0)" } ?? ""), nil)
         case .recordUsage: (.get, "/", nil)
         }
     }

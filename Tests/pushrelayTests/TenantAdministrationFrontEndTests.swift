@@ -30,7 +30,13 @@ struct TenantAdministrationFrontEndTests {
         Scenario(
             name: "create, update, show and list",
             steps: [
-                (.create("acme", TenantFields(rate: 5, burst: 20, dailyQuota: 1000, perDevicePerMinute: 10, allowCriticalAlerts: true)), .ok),
+                (
+                    .create(
+                        "acme",
+                        TenantFields(
+                            rate: 5, burst: 20, dailyQuota: 1000, perDevicePerMinute: 10, allowCriticalAlerts: true)),
+                    .ok
+                ),
                 (.create("beta", TenantFields()), .ok),
                 (.create("acme", TenantFields()), .failed("already exists")),
                 (
@@ -40,7 +46,11 @@ struct TenantAdministrationFrontEndTests {
                             burst: 50, allowCriticalAlerts: false, allowedProviders: .some(["fcm", "apns"]),
                             criticalChannel: .some("on call"), note: .some("ticket 42"))), .ok
                 ),
-                (.update("acme", TenantFields(allowedProviders: .some(nil), criticalChannel: .some(nil), note: .some(""))), .ok),
+                (
+                    .update(
+                        "acme", TenantFields(allowedProviders: .some(nil), criticalChannel: .some(nil), note: .some(""))
+                    ), .ok
+                ),
                 (.update("acme", TenantFields(name: "acme-2")), .ok),
                 (.update("acme-2", TenantFields(name: "beta")), .failed("already exists")),
                 (.update("nobody", TenantFields(burst: 3)), .failed("No tenant")),
@@ -52,7 +62,13 @@ struct TenantAdministrationFrontEndTests {
         Scenario(
             name: "limits at and beyond each bound",
             steps: [
-                (.create("edge", TenantFields(rate: 1_000_000, burst: 1_000_000, dailyQuota: 1_000_000_000, perDevicePerMinute: 1_000_000)), .ok),
+                (
+                    .create(
+                        "edge",
+                        TenantFields(
+                            rate: 1_000_000, burst: 1_000_000, dailyQuota: 1_000_000_000, perDevicePerMinute: 1_000_000)
+                    ), .ok
+                ),
                 (.create("low", TenantFields(rate: 0.001, burst: 1, dailyQuota: 1, perDevicePerMinute: 1)), .ok),
                 (.create(String(repeating: "n", count: 100), TenantFields()), .ok),
                 (.create(String(repeating: "n", count: 101), TenantFields()), .invalid(["name"])),
@@ -69,7 +85,10 @@ struct TenantAdministrationFrontEndTests {
                 (.create("x", TenantFields(rate: -1, burst: 1_000_001)), .invalid(["rate", "burst"])),
                 (.update("edge", TenantFields(burst: 1_000_001)), .invalid(["burst"])),
                 (.update("edge", TenantFields(criticalChannel: .some(String(repeating: "c", count: 256)))), .ok),
-                (.update("edge", TenantFields(criticalChannel: .some(String(repeating: "c", count: 257)))), .invalid(["criticalChannel"])),
+                (
+                    .update("edge", TenantFields(criticalChannel: .some(String(repeating: "c", count: 257)))),
+                    .invalid(["criticalChannel"])
+                ),
                 (.update("edge", TenantFields(criticalChannel: .some(""))), .invalid(["criticalChannel"])),
                 (.update("edge", TenantFields(note: .some(String(repeating: "x", count: 1000)))), .ok),
                 (.update("edge", TenantFields(note: .some(String(repeating: "x", count: 1001)))), .invalid(["note"])),
@@ -114,8 +133,14 @@ struct TenantAdministrationFrontEndTests {
                 (.revokeKey(tenant: "acme", .whole(0)), .ok),
                 (.revokeKey(tenant: "acme", .whole(0)), .ok),
                 (.rotateKey(tenant: "acme", .id(0)), .failed("revoked or expired")),
-                (.revokeKey(tenant: "acme", .text("0123456789abcdef")), .failed("No key with the id '0123456789abcdef'")),
-                (.revokeKey(tenant: "acme", .text("prk_0123456789abcdef_" + String(repeating: "s", count: 43))), .failed("No key with the id '0123456789abcdef'")),
+                (
+                    .revokeKey(tenant: "acme", .text("0123456789abcdef")),
+                    .failed("No key with the id '0123456789abcdef'")
+                ),
+                (
+                    .revokeKey(tenant: "acme", .text("prk_0123456789abcdef_" + String(repeating: "s", count: 43))),
+                    .failed("No key with the id '0123456789abcdef'")
+                ),
                 (.revokeKey(tenant: "acme", .text("nope")), .failed("No such key")),
                 (.listKeys(tenant: "acme"), .ok),
                 (.show("acme"), .ok),
@@ -268,7 +293,9 @@ struct Placeholders {
 
     /// `text` with every known id and key replaced, the longest first (a key holds its id).
     func apply(_ text: String) -> String {
-        names.keys.sorted { $0.count > $1.count }.reduce(text) { $0.replacingOccurrences(of: $1, with: names[$1] ?? $1) }
+        names.keys.sorted { $0.count > $1.count }.reduce(text) {
+            $0.replacingOccurrences(of: $1, with: names[$1] ?? $1)
+        }
     }
 
     func apply(_ json: JSONValue) -> JSONValue {

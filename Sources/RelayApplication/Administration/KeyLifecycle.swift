@@ -39,7 +39,8 @@ package enum KeyLifecycle {
         }
         let issued = TenantKeys.issue()
         try await store.createKey(
-            TenantKeyRecord(id: issued.id, tenantID: tenant.id, secretHash: issued.secretHash, createdAt: now, expiresAt: expires)
+            TenantKeyRecord(
+                id: issued.id, tenantID: tenant.id, secretHash: issued.secretHash, createdAt: now, expiresAt: expires)
         )
         return issued
     }

@@ -50,7 +50,8 @@ package struct ConfigurationKey: Hashable, Sendable {
     package static let upstreamMaxAttempts = ConfigurationKey("upstream", "max_attempts", .integer)
     package static let upstreamPingIntervalSeconds = ConfigurationKey("upstream", "ping_interval_seconds", .integer)
     package static let upstreamPingTimeoutSeconds = ConfigurationKey("upstream", "ping_timeout_seconds", .integer)
-    package static let upstreamMaxConnectionAgeSeconds = ConfigurationKey("upstream", "max_connection_age_seconds", .integer)
+    package static let upstreamMaxConnectionAgeSeconds = ConfigurationKey(
+        "upstream", "max_connection_age_seconds", .integer)
     package static let upstreamIdleTimeoutSeconds = ConfigurationKey("upstream", "idle_timeout_seconds", .integer)
     package static let apnsTeamID = ConfigurationKey("apns", "team_id", .string)
     package static let apnsKeyID = ConfigurationKey("apns", "key_id", .string)
@@ -73,7 +74,8 @@ package struct ConfigurationKey: Hashable, Sendable {
     package static let auditEnabled = ConfigurationKey("audit", "enabled", .boolean)
     package static let auditInstance = ConfigurationKey("audit", "instance", .string)
     package static let auditSigningKeyFile = ConfigurationKey("audit", "signing_key_file", .string)
-    package static let auditCheckpointIntervalSeconds = ConfigurationKey("audit", "checkpoint_interval_seconds", .integer)
+    package static let auditCheckpointIntervalSeconds = ConfigurationKey(
+        "audit", "checkpoint_interval_seconds", .integer)
     package static let auditRetentionDays = ConfigurationKey("audit", "retention_days", .integer)
     package static let receiptsTtlHours = ConfigurationKey("receipts", "ttl_hours", .integer)
     package static let receiptsWaitMs = ConfigurationKey("receipts", "wait_ms", .integer)

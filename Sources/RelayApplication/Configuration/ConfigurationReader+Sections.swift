@@ -135,13 +135,17 @@ extension ConfigurationReader {
                 upstream.caFile = path
             }
         }
-        upstream.maxConnections = integer(ConfigurationKey.upstreamMaxConnections, minimum: 1) ?? upstream.maxConnections
+        upstream.maxConnections =
+            integer(ConfigurationKey.upstreamMaxConnections, minimum: 1) ?? upstream.maxConnections
         upstream.maxConcurrentStreams = integer(ConfigurationKey.upstreamMaxConcurrentStreams, minimum: 1)
-        upstream.timeoutMs = integer(ConfigurationKey.upstreamTimeoutMs, minimum: Upstream.minimumTimeoutMs) ?? upstream.timeoutMs
+        upstream.timeoutMs =
+            integer(ConfigurationKey.upstreamTimeoutMs, minimum: Upstream.minimumTimeoutMs) ?? upstream.timeoutMs
         upstream.maxAttempts =
-            integer(ConfigurationKey.upstreamMaxAttempts, minimum: 1, maximum: Upstream.attemptLimit) ?? upstream.maxAttempts
+            integer(ConfigurationKey.upstreamMaxAttempts, minimum: 1, maximum: Upstream.attemptLimit)
+            ?? upstream.maxAttempts
         upstream.pingIntervalSeconds =
-            integer(ConfigurationKey.upstreamPingIntervalSeconds, minimum: 0, maximum: Upstream.pingIntervalLimitSeconds)
+            integer(
+                ConfigurationKey.upstreamPingIntervalSeconds, minimum: 0, maximum: Upstream.pingIntervalLimitSeconds)
             ?? upstream.pingIntervalSeconds
         upstream.pingTimeoutSeconds =
             integer(ConfigurationKey.upstreamPingTimeoutSeconds, minimum: 1, maximum: Upstream.pingTimeoutLimitSeconds)
@@ -186,12 +190,16 @@ extension ConfigurationReader {
 
         var teamID = string(ConfigurationKey.apnsTeamID)
         if let id = teamID, !Self.isAppleID(id) {
-            report(ConfigurationKey.apnsTeamID, "must be 10 upper-case letters and digits, as in \"ABCDE12345\", found \"\(id)\"")
+            report(
+                ConfigurationKey.apnsTeamID,
+                "must be 10 upper-case letters and digits, as in \"ABCDE12345\", found \"\(id)\"")
             teamID = nil
         }
         var keyID = string(ConfigurationKey.apnsKeyID)
         if let id = keyID, !Self.isAppleID(id) {
-            report(ConfigurationKey.apnsKeyID, "must be 10 upper-case letters and digits, as in \"ABC123DEFG\", found \"\(id)\"")
+            report(
+                ConfigurationKey.apnsKeyID,
+                "must be 10 upper-case letters and digits, as in \"ABC123DEFG\", found \"\(id)\"")
             keyID = nil
         }
         var topic = string(ConfigurationKey.apnsTopic)
@@ -205,7 +213,9 @@ extension ConfigurationReader {
             let text = secretText(ConfigurationKey.apnsKeyFile, file: path, contents: contents)
         {
             if (try? P256.Signing.PrivateKey(pemRepresentation: text)) == nil {
-                report(ConfigurationKey.apnsKeyFile, "file \(path) is not a PEM P-256 private key (an APNs .p8 signing key)")
+                report(
+                    ConfigurationKey.apnsKeyFile,
+                    "file \(path) is not a PEM P-256 private key (an APNs .p8 signing key)")
             } else {
                 key = (path, text)
             }
@@ -275,7 +285,8 @@ extension ConfigurationReader {
     mutating func expo() -> RelayConfiguration.Expo {
         var expo = RelayConfiguration.Expo()
         expo.endpoint = endpoint(ConfigurationKey.expoEndpoint, default: expo.endpoint)
-        expo.receiptDelaySeconds = integer(ConfigurationKey.expoReceiptDelaySeconds, minimum: 1) ?? expo.receiptDelaySeconds
+        expo.receiptDelaySeconds =
+            integer(ConfigurationKey.expoReceiptDelaySeconds, minimum: 1) ?? expo.receiptDelaySeconds
         let inlineKey = ConfigurationKey.expoAccessToken
         let fileKey = ConfigurationKey.expoAccessTokenFile
         if isMentioned(inlineKey), isMentioned(fileKey) {
@@ -323,7 +334,8 @@ extension ConfigurationReader {
         }
         limits.burst = integer(ConfigurationKey.limitsBurst, minimum: 1) ?? limits.burst
         limits.dailyQuota = integer(ConfigurationKey.limitsDailyQuota, minimum: 1) ?? limits.dailyQuota
-        limits.perDevicePerMinute = integer(ConfigurationKey.limitsPerDevicePerMinute, minimum: 1) ?? limits.perDevicePerMinute
+        limits.perDevicePerMinute =
+            integer(ConfigurationKey.limitsPerDevicePerMinute, minimum: 1) ?? limits.perDevicePerMinute
         return limits
     }
 
@@ -339,7 +351,9 @@ extension ConfigurationReader {
             }
         }
         let keyFile = ConfigurationKey.auditSigningKeyFile
-        if case (let path, let contents)? = file(keyFile), let text = secretText(keyFile, file: path, contents: contents) {
+        if case (let path, let contents)? = file(keyFile),
+            let text = secretText(keyFile, file: path, contents: contents)
+        {
             do throws(AuditKeyError) {
                 _ = try AuditSigningKey(base64: text)
                 audit.signingKeyFile = path
@@ -360,7 +374,8 @@ extension ConfigurationReader {
         var receipts = Receipts()
         receipts.ttlHours = integer(ConfigurationKey.receiptsTtlHours, minimum: 1) ?? receipts.ttlHours
         receipts.requestDeadlineMs =
-            integer(ConfigurationKey.receiptsWaitMs, minimum: Receipts.minimumRequestDeadlineMs) ?? receipts.requestDeadlineMs
+            integer(ConfigurationKey.receiptsWaitMs, minimum: Receipts.minimumRequestDeadlineMs)
+            ?? receipts.requestDeadlineMs
         return receipts
     }
 

@@ -1,11 +1,11 @@
 internal import Foundation
 
 #if canImport(Glibc)
-    internal import Glibc
+internal import Glibc
 #elseif canImport(Musl)
-    internal import Musl
+internal import Musl
 #elseif canImport(Darwin)
-    internal import Darwin
+internal import Darwin
 #endif
 
 /// Pure syntax checks for configuration values: listen addresses, CIDRs and URLs.

@@ -111,8 +111,8 @@ package final class DeadlineTimer: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state in
-                    // `stop()` and the last `cancel` after it wake the loop like a sooner deadline: a stopped timer with
-                    // deadlines left still sleeps toward them rather than spinning.
+                    // `stop()` and the last `cancel` after it wake the loop like a sooner deadline: a stopped timer
+                    // with deadlines left still sleeps toward them rather than spinning.
                     if state.wakePending || Task.isCancelled { return true }
                     state.wake = continuation
                     return false

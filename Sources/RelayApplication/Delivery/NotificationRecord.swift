@@ -89,7 +89,9 @@ package struct NotificationRecord: Sendable, Equatable {
     ///
     /// - Parameter report: the sender's report, for the audit entry's upstream status, reason, attempts and
     ///   latency; `nil` when nothing was sent (a refusal) or for an Expo receipt.
-    package func record(_ conclusion: Conclusion, report: DeliveryReport? = nil, at date: Date, into writes: inout RecordWrites) {
+    package func record(
+        _ conclusion: Conclusion, report: DeliveryReport? = nil, at date: Date, into writes: inout RecordWrites
+    ) {
         let outcome: DeliveryOutcome
         var detail: String?
         switch conclusion {
@@ -114,7 +116,8 @@ package struct NotificationRecord: Sendable, Equatable {
                 requestID: requestID, client: client, provider: receipt.provider.rawValue,
                 tokenFingerprint: receipt.tokenFingerprint, critical: receipt.isCritical,
                 outcome: outcome.code?.rawValue ?? "ok",
-                upstreamStatus: report?.upstreamStatus, upstreamReason: report?.upstreamReason ?? outcome.upstreamReason,
+                upstreamStatus: report?.upstreamStatus,
+                upstreamReason: report?.upstreamReason ?? outcome.upstreamReason,
                 attempts: report?.attempts ?? (detail == nil ? 0 : nil),
                 latencyMillis: report.map { Int($0.latency / .milliseconds(1)) } ?? (detail == nil ? 0 : nil),
                 detail: detail

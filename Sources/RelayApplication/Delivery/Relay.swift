@@ -119,7 +119,8 @@ package final class Relay: Sendable {
         let fingerprints = try await fingerprinter()
         let plan = AdmissionPlan(
             pushes,
-            origin: AdmissionPlan.Origin(tenant: tenant, keyID: identity.keyID, requestID: request.requestID, client: request.client),
+            origin: AdmissionPlan.Origin(
+                tenant: tenant, keyID: identity.keyID, requestID: request.requestID, client: request.client),
             configuredProviders: configuredProviders,
             now: date,
             receiptLifetime: settings.receiptLifetime,
@@ -142,7 +143,8 @@ package final class Relay: Sendable {
     ) async throws(RequestRefusal) -> TenantRateLimiter.Status {
         let decision: TenantRateLimiter.Decision
         do {
-            decision = try await limiters.admitShared(tenantID: tenant.id, limits: tenant.limits, count: pushes.count, now: date)
+            decision = try await limiters.admitShared(
+                tenantID: tenant.id, limits: tenant.limits, count: pushes.count, now: date)
         } catch {
             requestLogger.error("The shared rate limit could not be leased", metadata: ["error": "\(error)"])
             throw .storeUnavailable
@@ -151,10 +153,13 @@ package final class Relay: Sendable {
         case .admitted(let admitted):
             return admitted
         case .refused(let retryAfter, let quota, let refused):
-            Counter(label: "relay_rate_limited_total", dimensions: [("reason", quota ? "daily_quota" : "rate")]).increment()
+            Counter(label: "relay_rate_limited_total", dimensions: [("reason", quota ? "daily_quota" : "rate")])
+                .increment()
             var usage = StoreBatch()
             for push in pushes {
-                usage.count(UsageCounts(rateLimited: 1), for: UsageKey(tenantID: tenant.id, date: date, provider: push.provider))
+                usage.count(
+                    UsageCounts(rateLimited: 1), for: UsageKey(tenantID: tenant.id, date: date, provider: push.provider)
+                )
             }
             // Counted, not awaited for long: the refusal's audit record is written by the responder.
             try? await commits.submit(usage)
@@ -187,7 +192,9 @@ package final class Relay: Sendable {
         // that is still down refuses the request (503) before anything is sent.
         let writtenAhead = commits.isFailing
         if writtenAhead {
-            try await store(RecordWrites(batch: StoreBatch(provisionalReceipts: job.provisionalReceipts(at: date))), logger: requestLogger)
+            try await store(
+                RecordWrites(batch: StoreBatch(provisionalReceipts: job.provisionalReceipts(at: date))),
+                logger: requestLogger)
         }
         do {
             try queue.submit(job)

@@ -1,8 +1,8 @@
 import Foundation
-import RelayCore
-import RelayStore
 package import Logging
+import RelayCore
 package import RelayProviders
+import RelayStore
 import ServiceLifecycle
 
 /// Periodic upkeep: records which keys were used and prunes expired receipts; at start and then once a day, prunes

@@ -81,7 +81,8 @@ extension AuditEntry {
         detail: String? = nil
     ) -> AuditEntry {
         AuditEntry(
-            timeMillis: AuditTime.millis(time), event: .admin, tenantID: tenantID, keyID: keyID, outcome: action, actor: actor,
+            timeMillis: AuditTime.millis(time), event: .admin, tenantID: tenantID, keyID: keyID, outcome: action,
+            actor: actor,
             before: before, after: after, detail: detail
         )
     }

@@ -10,7 +10,8 @@ extension AuditRecord {
     var contentJSON: [String: JSONValue] {
         let entry = self.entry
         var fields: [String: JSONValue] = [
-            "chain": .string(chain), "seq": .int(seq), "time": .int(entry.timeMillis), "event": .string(entry.event.rawValue),
+            "chain": .string(chain), "seq": .int(seq), "time": .int(entry.timeMillis),
+            "event": .string(entry.event.rawValue),
         ]
         func put(_ key: String, _ value: String?) { if let value { fields[key] = .string(value) } }
         func put(_ key: String, _ value: Int?) { if let value { fields[key] = .int(Int64(value)) } }

@@ -43,11 +43,13 @@ package enum APNsClassifier {
                 otherwise: .rejected(.messageRateExceeded, reason: text)
             )
         case .tooManyProviderTokenUpdates?, .internalServerError?, .serviceUnavailable?:
-            return .retry(notBefore: nil, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: nil))
+            return .retry(
+                notBefore: nil, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: nil))
         case .unknown?, nil:
             // Apple: unknown reasons are transient on 5xx and the relay's problem on 4xx; never token removal.
             if status >= 500 || status == 429 {
-                return .retry(notBefore: nil, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: nil))
+                return .retry(
+                    notBefore: nil, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: nil))
             }
             return .final(.rejected(.invalidArgument, reason: text))
         }

@@ -1,7 +1,8 @@
 /// Maps Expo's ticket, receipt and request errors to what to do with them.
 package enum ExpoClassifier {
     /// One ticket or receipt: `status` is `"ok"` or `"error"`; `error` is `details.error`.
-    package static func classifyTicket(status: String, id: String?, error: String?, message: String?) -> UpstreamVerdict {
+    package static func classifyTicket(status: String, id: String?, error: String?, message: String?) -> UpstreamVerdict
+    {
         if status == "ok" { return .final(.delivered(providerMessageID: id)) }
         let text = error ?? message ?? "error"
         switch error {
@@ -10,11 +11,13 @@ package enum ExpoClassifier {
         case "MessageTooBig":
             return .final(.rejected(.messageTooBig, reason: text))
         case "MessageRateExceeded":
-            return .retry(notBefore: nil, freshConnection: false, otherwise: .rejected(.messageRateExceeded, reason: text))
+            return .retry(
+                notBefore: nil, freshConnection: false, otherwise: .rejected(.messageRateExceeded, reason: text))
         case "MismatchSenderId", "InvalidCredentials":
             return .final(.configurationError(reason: text))
         case "DeveloperError", "ExpoError", "ProviderError":
-            return .retry(notBefore: nil, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: nil))
+            return .retry(
+                notBefore: nil, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: nil))
         default:
             // An unknown code never removes a token.
             return .final(.rejected(.invalidArgument, reason: text))

@@ -60,9 +60,12 @@ package enum FCMClassifier {
             return .final(.configurationError(reason: text))
         case .quotaExceeded?:
             let wait = max(retryAfter ?? .zero, quotaBackOff)
-            return .retry(notBefore: wait, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: wait))
+            return .retry(
+                notBefore: wait, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: wait))
         case .unavailable?, .internalError?, .unspecifiedError?:
-            return .retry(notBefore: retryAfter, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: retryAfter))
+            return .retry(
+                notBefore: retryAfter, freshConnection: false,
+                otherwise: .unavailable(reason: text, retryAfter: retryAfter))
         case .unknown?, nil:
             if status == 401 && errorCode == nil {
                 // A plain UNAUTHENTICATED: the OAuth access token expired or was revoked.
@@ -70,7 +73,9 @@ package enum FCMClassifier {
             }
             if status == 401 || status == 403 { return .final(.configurationError(reason: text)) }
             if status >= 500 || status == 429 {
-                return .retry(notBefore: retryAfter, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: retryAfter))
+                return .retry(
+                    notBefore: retryAfter, freshConnection: false,
+                    otherwise: .unavailable(reason: text, retryAfter: retryAfter))
             }
             if status == 404 { return .final(.configurationError(reason: text)) }
             return .final(.rejected(.invalidArgument, reason: text))

@@ -12,8 +12,8 @@ package struct JSONSyntaxError: Error, Equatable, CustomStringConvertible {
 /// Every push request body and every Expo response goes through here. Foundation's `JSONDecoder` reads them too, but
 /// only through `Codable`: a `JSONValue` can't ask the decoder what comes next, so each value cost a chain of failed
 /// (throwing) decoding attempts: 6–7 % of the relay's CPU time under load, more than the rest of request handling
-/// together (Docs/benchmarks.md). This reader accepts exactly what `JSONDecoder` accepted before it, so no caller sees a
-/// difference; `JSONTextReaderTests` compares the two on generated and mutated texts:
+/// together (Docs/benchmarks.md). This reader accepts exactly what `JSONDecoder` accepted before it, so no caller sees
+/// a difference; `JSONTextReaderTests` compares the two on generated and mutated texts:
 /// - RFC 8259 JSON in UTF-8, after an optional byte order mark; any value at the top level; whitespace around it.
 /// - A trailing comma before `]` or `}` (`[1,]`), which `JSONDecoder` accepts.
 /// - A key that appears twice keeps its first value, as with `JSONDecoder`.
@@ -58,9 +58,15 @@ package struct JSONTextReader: ~Copyable {
         case .quote: return .string(try readString())
         case .openBrace: return try readObject()
         case .openBracket: return try readArray()
-        case UInt8(ascii: "t"): try readWord("true"); return .bool(true)
-        case UInt8(ascii: "f"): try readWord("false"); return .bool(false)
-        case UInt8(ascii: "n"): try readWord("null"); return .null
+        case UInt8(ascii: "t"):
+            try readWord("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try readWord("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try readWord("null")
+            return .null
         case .minus, .digit0 ... .digit9: return try readNumber()
         default: throw failure("expected a value")
         }
@@ -166,7 +172,7 @@ package struct JSONTextReader: ~Copyable {
             let byte = bytes[index]
             switch byte {
             case .quote:
-                let content = UnsafeRawBufferPointer(rebasing: bytes[start ..< index])
+                let content = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
                 index += 1
                 if ascii { return String(decoding: content, as: UTF8.self) }
                 guard let text = String(validating: content, as: UTF8.self) else {
@@ -189,7 +195,7 @@ package struct JSONTextReader: ~Copyable {
 
     /// The rest of a string from its first backslash, at `index`.
     private mutating func readEscapedString(opening: Int, start: Int) throws(JSONSyntaxError) -> String {
-        var utf8 = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start ..< index]))
+        var utf8 = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
@@ -230,17 +236,17 @@ package struct JSONTextReader: ~Copyable {
         let unit = try readHexQuad()
         var value = UInt32(unit)
         switch unit {
-        case 0xD800 ... 0xDBFF:
+        case 0xD800...0xDBFF:
             guard bytes.count - index >= 2, bytes[index] == .backslash, bytes[index + 1] == UInt8(ascii: "u") else {
                 throw failure("a \\u escape of an unpaired surrogate", at: escape)
             }
             index += 2
             let low = try readHexQuad()
-            guard (0xDC00 ... 0xDFFF).contains(low) else {
+            guard (0xDC00...0xDFFF).contains(low) else {
                 throw failure("a \\u escape of an unpaired surrogate", at: escape)
             }
             value = 0x10000 + (UInt32(unit - 0xD800) << 10) + UInt32(low - 0xDC00)
-        case 0xDC00 ... 0xDFFF:
+        case 0xDC00...0xDFFF:
             throw failure("a \\u escape of an unpaired surrogate", at: escape)
         default:
             break
@@ -253,8 +259,10 @@ package struct JSONTextReader: ~Copyable {
     private mutating func readHexQuad() throws(JSONSyntaxError) -> UInt16 {
         guard bytes.count - index >= 4 else { throw failure("a \\u escape needs four hex digits") }
         var unit: UInt16 = 0
-        for _ in 0 ..< 4 {
-            guard let digit = AuditHex.value(of: bytes[index]) else { throw failure("a \\u escape needs four hex digits") }
+        for _ in 0..<4 {
+            guard let digit = AuditHex.value(of: bytes[index]) else {
+                throw failure("a \\u escape needs four hex digits")
+            }
             unit = unit << 4 | UInt16(digit)
             index += 1
         }
@@ -286,7 +294,8 @@ package struct JSONTextReader: ~Copyable {
             fractionEnd = index
         }
         var exponent = 0
-        let hasExponent = index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E"))
+        let hasExponent =
+            index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E"))
         if hasExponent {
             index += 1
             var exponentNegative = false
@@ -305,8 +314,8 @@ package struct JSONTextReader: ~Copyable {
             if exponentNegative { exponent = -exponent }
         }
         let digits = Digits(
-            bytes: bytes, integer: integerStart ..< integerEnd,
-            fraction: integerEnd == fractionEnd ? integerEnd ..< integerEnd : integerEnd + 1 ..< fractionEnd,
+            bytes: bytes, integer: integerStart..<integerEnd,
+            fraction: integerEnd == fractionEnd ? integerEnd..<integerEnd : integerEnd + 1..<fractionEnd,
             exponent: exponent, negative: negative
         )
 
@@ -315,7 +324,7 @@ package struct JSONTextReader: ~Copyable {
         if integerEnd == fractionEnd, !hasExponent, let integer = digits.wholePart() {
             return .int(integer)
         }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start ..< index]), as: UTF8.self)
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let double = Double(text), double.isFinite else { throw failure("a number out of range", at: start) }
         guard let whole = Int64(exactly: double) else { return .double(double) }
         if double.magnitude < 0x1p53 { return .int(whole) }
@@ -341,7 +350,7 @@ package struct JSONTextReader: ~Copyable {
             // The digits before the decimal point, once the exponent has moved it.
             let count = integer.count + exponent
             guard count > 0 else { return 0 }
-            for position in 0 ..< count {
+            for position in 0..<count {
                 let digit: UInt8
                 if position < integer.count {
                     digit = bytes[integer.lowerBound + position] - .digit0

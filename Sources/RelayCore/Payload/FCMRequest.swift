@@ -33,10 +33,11 @@ package struct FCMRequest: Sendable, Equatable {
         if !notification.isEmpty { fcm["notification"] = .object(notification) }
 
         if let data = message.data, !data.isEmpty {
-            fcm["data"] = .object(data.mapValues { value in
-                // FCM: data values are strings; anything else travels as its JSON text.
-                if case .string = value { value } else { .string(value.encodedString()) }
-            })
+            fcm["data"] = .object(
+                data.mapValues { value in
+                    // FCM: data values are strings; anything else travels as its JSON text.
+                    if case .string = value { value } else { .string(value.encodedString()) }
+                })
         }
 
         var android: [String: JSONValue] = [
@@ -46,7 +47,8 @@ package struct FCMRequest: Sendable, Equatable {
         if let collapseId = message.collapseId { android["collapse_key"] = .string(collapseId) }
         if isAlert {
             var androidNotification: [String: JSONValue] = [:]
-            let channel = push.isCritical ? push.criticalChannel ?? settings.androidCriticalChannelId : message.channelId
+            let channel =
+                push.isCritical ? push.criticalChannel ?? settings.androidCriticalChannelId : message.channelId
             if let channel { androidNotification["channel_id"] = .string(channel) }
             if let sound = Self.sound(push) { androidNotification["sound"] = .string(sound) }
             if let icon = message.icon { androidNotification["icon"] = .string(icon) }

@@ -7,7 +7,8 @@ package struct RateLimits: Sendable, Equatable, Codable {
     /// Notifications per device token per minute: the brake on runaway loops.
     package var perDevicePerMinute: Int
 
-    package init(ratePerSecond: Double = 10, burst: Int = 100, dailyQuota: Int = 100_000, perDevicePerMinute: Int = 30) {
+    package init(ratePerSecond: Double = 10, burst: Int = 100, dailyQuota: Int = 100_000, perDevicePerMinute: Int = 30)
+    {
         self.ratePerSecond = ratePerSecond
         self.burst = burst
         self.dailyQuota = dailyQuota
@@ -82,7 +83,8 @@ package struct TenantRateLimiter: Sendable {
             usedToday += count
             return .admitted(status(now: now))
         case .denied(let retryAfter):
-            let seconds = retryAfter.isFinite ? Int(retryAfter.rounded(.up)) : Int(Double(limits.burst) / limits.ratePerSecond)
+            let seconds =
+                retryAfter.isFinite ? Int(retryAfter.rounded(.up)) : Int(Double(limits.burst) / limits.ratePerSecond)
             return .refused(retryAfter: max(1, seconds), quotaExhausted: false, status(now: now))
         }
     }

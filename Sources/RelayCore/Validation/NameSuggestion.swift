@@ -2,7 +2,9 @@
 package enum NameSuggestion {
     /// The candidate closest to `name` if it is close enough to be a typo: at most `maxDistance` edits (by default
     /// one per three characters, at least one), case ignored; ties go to the alphabetically first.
-    package static func closest(to name: String, among candidates: some Sequence<String>, maxDistance: Int? = nil) -> String? {
+    package static func closest(to name: String, among candidates: some Sequence<String>, maxDistance: Int? = nil)
+        -> String?
+    {
         let lowered = name.lowercased()
         let limit = maxDistance ?? max(1, lowered.count / 3)
         var best: (candidate: String, distance: Int)?

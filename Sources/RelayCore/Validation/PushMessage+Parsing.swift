@@ -102,7 +102,8 @@ extension PushMessage {
             return .dictionary(critical: critical, name: name, volume: volume)
         case let other?:
             issues.append(
-                ValidationIssue(path, "must be a string, null, or an object {critical, name, volume}, not \(other.typeName)")
+                ValidationIssue(
+                    path, "must be a string, null, or an object {critical, name, volume}, not \(other.typeName)")
             )
             return .unspecified
         }

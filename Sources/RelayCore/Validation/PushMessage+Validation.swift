@@ -92,7 +92,9 @@ extension PushMessage {
             if providers.contains(.apns) {
                 if data["aps"] != nil { report(dataPath.appending("aps"), "is reserved by APNs") }
                 if image != nil && data["image"] != nil {
-                    report(dataPath.appending("image"), "conflicts with the 'image' field, which APNs carries as data.image")
+                    report(
+                        dataPath.appending("image"),
+                        "conflicts with the 'image' field, which APNs carries as data.image")
                 }
             }
             if providers.contains(.fcm) {

@@ -58,7 +58,8 @@ package struct PushRequest: Sendable, Equatable {
         }
         if notifications > maxNotifications {
             issues.append(
-                ValidationIssue(path, "a request carries at most \(maxNotifications) notifications, not \(notifications)")
+                ValidationIssue(
+                    path, "a request carries at most \(maxNotifications) notifications, not \(notifications)")
             )
         }
         guard issues.isEmpty else { throw ValidationFailure(issues: issues) }

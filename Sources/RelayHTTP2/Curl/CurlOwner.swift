@@ -198,7 +198,9 @@ final class CurlOwner {
         check(relay_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.milliseconds)))
+        check(
+            relay_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.milliseconds))
+        )
         check(relay_curl_easy_setopt_long(easy, CURLOPT_MAXAGE_CONN, Int(configuration.maxIdleAge.seconds)))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_MAXLIFETIME_CONN, Int(configuration.maxLifetime.seconds)))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_DNS_CACHE_TIMEOUT, Int(configuration.dnsCacheTimeout.seconds)))
@@ -267,9 +269,11 @@ final class CurlOwner {
             if request.body.isEmpty {
                 check(relay_curl_easy_setopt_string(easy, CURLOPT_COPYPOSTFIELDS, ""))
             } else {
-                check(request.body.withUnsafeBytes { bytes in
-                    relay_curl_easy_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
-                })
+                check(
+                    request.body.withUnsafeBytes { bytes in
+                        relay_curl_easy_setopt_ptr(
+                            easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+                    })
             }
             if request.method != "POST" {
                 check(relay_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method))
@@ -302,7 +306,8 @@ final class CurlOwner {
                 transfer.response = response
                 if !warmedUp, let connection {
                     warmedUp = true
-                    perform(machine.settingsReceived(connection, maxConcurrentStreams: configuration.maxInFlight, now: now))
+                    perform(
+                        machine.settingsReceived(connection, maxConcurrentStreams: configuration.maxInFlight, now: now))
                 }
                 perform(machine.streamEnded(id, .answered, now: now))
             case .failure(let error):
@@ -313,7 +318,9 @@ final class CurlOwner {
 
     /// A transfer counts as answered only with a non-zero response code over HTTP/2: libcurl 7.88.1 can report a
     /// reset or aborted stream as `CURLE_OK` with response code 0.
-    private func outcome(of transfer: CurlTransfer, easy: UnsafeMutableRawPointer, result: CURLcode) -> Result<HTTP2Response, HTTP2Error> {
+    private func outcome(of transfer: CurlTransfer, easy: UnsafeMutableRawPointer, result: CURLcode) -> Result<
+        HTTP2Response, HTTP2Error
+    > {
         var status = 0
         _ = relay_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         var version = 0
@@ -323,7 +330,8 @@ final class CurlOwner {
         statistics.connectionsOpened += connects
 
         if result == CURLE_WRITE_ERROR && transfer.bodyTooLarge {
-            return .failure(HTTP2Error(.responseTooLarge, detail: "the response exceeded \(transfer.maxResponseBytes) bytes"))
+            return .failure(
+                HTTP2Error(.responseTooLarge, detail: "the response exceeded \(transfer.maxResponseBytes) bytes"))
         }
         guard result == CURLE_OK else {
             // The proxy's answer to this transfer's CONNECT; 0 when there was none (no proxy, or a reused tunnel).

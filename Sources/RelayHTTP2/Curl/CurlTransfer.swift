@@ -84,8 +84,12 @@ extension HTTPHeader {
             return nameBytes.count
         }
         var value = line[(colon + 1)...]
-        while let first = value.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { value = value.dropFirst() }
-        while let last = value.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { value = value.dropLast() }
+        while let first = value.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+            value = value.dropFirst()
+        }
+        while let last = value.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+            value = value.dropLast()
+        }
         self.init(name, String(decoding: value, as: UTF8.self))
     }
 }

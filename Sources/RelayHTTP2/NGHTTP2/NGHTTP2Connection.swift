@@ -116,14 +116,17 @@ final class NGHTTP2Connection {
     /// Starts a non-blocking TCP connect to `address`.
     func connect(to address: SocketAddressBytes) {
         guard phase == .resolving else { return }
-        fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        fd = socket(
+            address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0)
         guard fd >= 0 else { return fail(HTTP2Error(.connectFailed, detail: "socket: \(Self.errnoText())")) }
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         _ = setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, socklen_t(MemoryLayout<Int32>.size))
         let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         guard result == 0 || errno == EINPROGRESS else {
-            return fail(HTTP2Error(.connectFailed, detail: "connect to \(origin.host):\(origin.port): \(Self.errnoText())"))
+            return fail(
+                HTTP2Error(.connectFailed, detail: "connect to \(origin.host):\(origin.port): \(Self.errnoText())"))
         }
         phase = .connecting
         guard relay_epoll_control(epollFD, EPOLL_CTL_ADD, fd, relay_epoll_in | relay_epoll_out, token) == 0 else {
@@ -203,7 +206,9 @@ final class NGHTTP2Connection {
         var protocolName: UnsafePointer<UInt8>?
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &protocolName, &length)
-        let selected = protocolName.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self) }
+        let selected = protocolName.map {
+            String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self)
+        }
         guard selected == "h2" else {
             return fail(HTTP2Error(.notHTTP2, detail: "\(origin.host) did not select h2 in ALPN; HTTP/2 is required"))
         }
@@ -251,7 +256,8 @@ final class NGHTTP2Connection {
     /// Resets a stream the caller gave up on (cancelled, timed out), once; its close is not reported.
     func cancel(streamID: Int32) {
         guard streams.removeValue(forKey: streamID) != nil, let session, phase == .open else { return }
-        if nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue) == 0 {
+        if nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue) == 0
+        {
             resetsSubmitted += 1
         }
     }
@@ -344,7 +350,8 @@ final class NGHTTP2Connection {
     private func watchWrites(_ on: Bool) {
         guard on != watchingWrites, fd >= 0 else { return }
         watchingWrites = on
-        _ = relay_epoll_control(epollFD, EPOLL_CTL_MOD, fd, on ? relay_epoll_in | relay_epoll_out : relay_epoll_in, token)
+        _ = relay_epoll_control(
+            epollFD, EPOLL_CTL_MOD, fd, on ? relay_epoll_in | relay_epoll_out : relay_epoll_in, token)
     }
 
     // MARK: - Closing
@@ -395,7 +402,9 @@ final class NGHTTP2Connection {
         return found
     }
 
-    fileprivate func headerReceived(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+    fileprivate func headerReceived(
+        streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>
+    ) {
         guard let stream = stream(streamID) else { return }
         receivedFrames = true
         if name.count == 7 && name.elementsEqual(":status".utf8) {
@@ -413,7 +422,10 @@ final class NGHTTP2Connection {
         guard let stream = stream(streamID), !stream.tooLarge else { return }
         guard stream.responseBody.count + bytes.count <= maxResponseBytes else {
             stream.tooLarge = true
-            if let session, nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue) == 0 {
+            if let session,
+                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue)
+                    == 0
+            {
                 resetsSubmitted += 1
             }
             return
@@ -446,8 +458,10 @@ final class NGHTTP2Connection {
             let goAway = frame.pointee.goaway
             var debug = ""
             if let data = goAway.opaque_data, goAway.opaque_data_len > 0 {
-                let bytes = UnsafeBufferPointer(start: data, count: min(goAway.opaque_data_len, Self.maxDebugDataLogged))
-                debug = String(decoding: bytes.map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+                let bytes = UnsafeBufferPointer(
+                    start: data, count: min(goAway.opaque_data_len, Self.maxDebugDataLogged))
+                debug = String(
+                    decoding: bytes.map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
             }
             reports.append(.goAway(lastStreamID: goAway.last_stream_id, errorCode: goAway.error_code, debugData: debug))
         case NGHTTP2_PING.rawValue:
@@ -477,12 +491,15 @@ final class NGHTTP2Connection {
             end = .notProcessed
         } else {
             let name = String(cString: nghttp2_http2_strerror(errorCode))
-            end = .failed(HTTP2Error(.streamReset, detail: "stream reset (\(name)) before the whole response; outcome unknown"))
+            end = .failed(
+                HTTP2Error(.streamReset, detail: "stream reset (\(name)) before the whole response; outcome unknown"))
         }
         reports.append(.streamClosed(stream, end))
     }
 
-    fileprivate func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, capacity: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+    fileprivate func readBody(
+        streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, capacity: Int, flags: UnsafeMutablePointer<UInt32>
+    ) -> Int {
         guard let stream = stream(streamID) else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         let body = stream.request.body
         let count = min(capacity, body.count - stream.bodyOffset)
@@ -559,8 +576,8 @@ final class NGHTTP2Stream {
     @exclusivity(unchecked) var responseBody: [UInt8] = []
     /// The response ended with END_STREAM.
     var complete = false
-    /// The caller has its answer: the response ended before the request body did (``NGHTTP2Connection/Report/responseEnded(_:)``).
-    /// Set once; the request is never sent again after it.
+    /// The caller has its answer: the response ended before the request body did
+    /// (``NGHTTP2Connection/Report/responseEnded(_:)``). Set once; the request is never sent again after it.
     var answered = false
     /// nghttp2 could not send the request's HEADERS (after GOAWAY, or at a limit): the server never saw it.
     var notSent = false

@@ -93,14 +93,21 @@ final class NGHTTP2PoolDriver {
         case .submit(let id, let request, let timeout, let continuation):
             guard let path = path(of: request.url) else {
                 statistics.failed[.invalidRequest, default: 0] += 1
-                completions.append((continuation, .failure(HTTP2Error(.invalidRequest, detail: "not an https URL of the pool's origin"))))
+                completions.append(
+                    (
+                        continuation,
+                        .failure(HTTP2Error(.invalidRequest, detail: "not an https URL of the pool's origin"))
+                    ))
                 return
             }
             let at = moment(of: now)
-            pending[id] = NGHTTP2Stream(requestID: id, request: request, path: path, continuation: continuation, submitted: at)
+            pending[id] = NGHTTP2Stream(
+                requestID: id, request: request, path: path, continuation: continuation, submitted: at)
             let (sum, overflow) = at.nanoseconds.addingReportingOverflow(nanoseconds(of: timeout))
             let deadline = Moment(nanoseconds: overflow ? .max : sum)  // a timeout of centuries never passes
-            perform(machine.requestSubmitted(id, deadline: deadline, freshConnection: request.freshConnection, at: at), now: now)
+            perform(
+                machine.requestSubmitted(id, deadline: deadline, freshConnection: request.freshConnection, at: at),
+                now: now)
         case .cancel(let id):
             perform(machine.requestCancelled(id, now: now), now: now)
         case .shutdown(let deadline):
@@ -128,7 +135,9 @@ final class NGHTTP2PoolDriver {
         guard let (requestOrigin, path) = UpstreamOrigin.split(url) else { return nil }
         if origin == nil {
             origin = requestOrigin
-            if let pathStart = bytes.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }, after: "https://".utf8.count) {
+            if let pathStart = bytes.firstIndex(
+                where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }, after: "https://".utf8.count)
+            {
                 originPrefix = Array(bytes[..<pathStart])
             }
         }
@@ -139,7 +148,9 @@ final class NGHTTP2PoolDriver {
     private func samePrefixPath(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         let count = originPrefix.count
         guard bytes.count > count, let base = bytes.baseAddress,
-            originPrefix.withUnsafeBufferPointer({ prefix in prefix.baseAddress.map { memcmp($0, base, count) == 0 } ?? false })
+            originPrefix.withUnsafeBufferPointer({ prefix in
+                prefix.baseAddress.map { memcmp($0, base, count) == 0 } ?? false
+            })
         else { return nil }
         let first = bytes[count]
         guard first == UInt8(ascii: "/") || first == UInt8(ascii: "?") else { return nil }
@@ -224,7 +235,9 @@ final class NGHTTP2PoolDriver {
         resume(stream.requestID, stream, with: .success(response))
     }
 
-    private func resume(_ id: HTTP2Pool.RequestID, _ stream: NGHTTP2Stream, with result: Result<HTTP2Response, HTTP2Error>) {
+    private func resume(
+        _ id: HTTP2Pool.RequestID, _ stream: NGHTTP2Stream, with result: Result<HTTP2Response, HTTP2Error>
+    ) {
         completions.append((stream.continuation, result.mapError { $0 as any Error }))
     }
 
@@ -240,7 +253,8 @@ final class NGHTTP2PoolDriver {
 
     private func openConnection(_ id: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
         guard let origin, !isClosed else { return }
-        let connection = loop.makeConnection(id: id, origin: origin, tls: tls, maxResponseBytes: configuration.maxResponseBytes, driver: self)
+        let connection = loop.makeConnection(
+            id: id, origin: origin, tls: tls, maxResponseBytes: configuration.maxResponseBytes, driver: self)
         connections[id] = connection
         if let address = SocketAddressBytes.literal(origin.host, port: origin.port) ?? dns.address(now: now) {
             open(connection, at: address)
@@ -257,7 +271,9 @@ final class NGHTTP2PoolDriver {
         process(connection, now: loop.now)
     }
 
-    private func startStream(_ id: HTTP2Pool.RequestID, on connectionID: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
+    private func startStream(
+        _ id: HTTP2Pool.RequestID, on connectionID: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant
+    ) {
         guard let stream = pending[id] else { return }
         guard !stream.answered else {
             // Never sent twice once answered (the machine resends only streams the server did not process).
@@ -268,7 +284,9 @@ final class NGHTTP2PoolDriver {
             // The connection failed and its report waits its turn (a response and the connection's end read
             // together): the request never left. The machine stops choosing that connection first, so the request
             // goes elsewhere once, rather than bouncing off it until its resends run out.
-            if connections[connectionID] != nil { perform(machine.connectionExhausted(connectionID, now: now), now: now) }
+            if connections[connectionID] != nil {
+                perform(machine.connectionExhausted(connectionID, now: now), now: now)
+            }
             perform(machine.streamEnded(id, .notProcessed, now: now), now: now)
             return
         }

@@ -49,7 +49,9 @@ package struct SocketAddressBytes: Sendable, Equatable {
         var addresses: [SocketAddressBytes] = []
         var cursor: UnsafeMutablePointer<addrinfo>? = first
         while let entry = cursor {
-            if let address = entry.pointee.ai_addr, entry.pointee.ai_family == AF_INET || entry.pointee.ai_family == AF_INET6 {
+            if let address = entry.pointee.ai_addr,
+                entry.pointee.ai_family == AF_INET || entry.pointee.ai_family == AF_INET6
+            {
                 let bytes = Array(UnsafeRawBufferPointer(start: address, count: Int(entry.pointee.ai_addrlen)))
                 let candidate = SocketAddressBytes(family: entry.pointee.ai_family, bytes: bytes)
                 if !addresses.contains(candidate) { addresses.append(candidate) }
@@ -77,12 +79,14 @@ struct UpstreamOrigin: Sendable, Equatable {
     static func split(_ url: String) -> (origin: UpstreamOrigin, path: String)? {
         let bytes = Array(url.utf8)
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")),
-            bytes.count > schemeEnd + 2, bytes[schemeEnd + 1] == UInt8(ascii: "/"), bytes[schemeEnd + 2] == UInt8(ascii: "/")
+            bytes.count > schemeEnd + 2, bytes[schemeEnd + 1] == UInt8(ascii: "/"),
+            bytes[schemeEnd + 2] == UInt8(ascii: "/")
         else { return nil }
         let scheme = String(decoding: bytes[..<schemeEnd], as: UTF8.self).lowercased()
         guard scheme == "https" else { return nil }
         let authorityStart = schemeEnd + 3
-        let pathStart = bytes[authorityStart...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? bytes.count
+        let pathStart =
+            bytes[authorityStart...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? bytes.count
         let authority = String(decoding: bytes[authorityStart..<pathStart], as: UTF8.self)
         guard !authority.isEmpty, !authority.contains("@") else { return nil }
         var host = authority
@@ -99,7 +103,9 @@ struct UpstreamOrigin: Sendable, Equatable {
             }
         } else if let colon = authority.lastIndex(of: ":") {
             host = String(authority[..<colon])
-            guard let number = Int(authority[authority.index(after: colon)...]), (1...65535).contains(number) else { return nil }
+            guard let number = Int(authority[authority.index(after: colon)...]), (1...65535).contains(number) else {
+                return nil
+            }
             port = number
         }
         guard !host.isEmpty else { return nil }
@@ -138,7 +144,9 @@ struct DNSCache {
 enum Resolver {
     private static let queue = DispatchQueue(label: "pushrelay.http2.dns", attributes: .concurrent)
 
-    static func resolve(_ host: String, port: Int, then deliver: @escaping @Sendable (Result<[SocketAddressBytes], HTTP2Error>) -> Void) {
+    static func resolve(
+        _ host: String, port: Int, then deliver: @escaping @Sendable (Result<[SocketAddressBytes], HTTP2Error>) -> Void
+    ) {
         queue.async { deliver(SocketAddressBytes.resolve(host, port: port)) }
     }
 }

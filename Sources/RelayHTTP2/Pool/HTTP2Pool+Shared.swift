@@ -26,10 +26,10 @@ extension HTTP2Pool {
 
     /// The state shared between callers and a pool's owner, each part behind its own lock.
     ///
-    /// A cancellation that comes before its request was submitted needs no bookkeeping: ``submit(_:request:timeout:continuation:)``
-    /// runs on the caller's task and, under the inbox's lock, refuses a task already cancelled; a task cancelled
-    /// after that check appends its `cancel` after the `submit`. A `cancel` for a request the owner does not know (never
-    /// submitted, or already finished) is ignored by the state machine.
+    /// A cancellation that comes before its request was submitted needs no bookkeeping:
+    /// ``submit(_:request:timeout:continuation:)`` runs on the caller's task and, under the inbox's lock, refuses a
+    /// task already cancelled; a task cancelled after that check appends its `cancel` after the `submit`. A `cancel`
+    /// for a request the owner does not know (never submitted, or already finished) is ignored by the state machine.
     final class Shared: Sendable {
         struct Inbox {
             var events: [Event] = []

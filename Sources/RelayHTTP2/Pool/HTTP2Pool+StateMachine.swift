@@ -31,8 +31,8 @@ extension HTTP2Pool {
     /// of the queue without counting as an attempt; one that ended otherwise without its response fails as "outcome
     /// unknown", for the caller's retry policy to judge. A connection that received GOAWAY, reached its maximum age or
     /// ran out of stream ids takes no new streams and closes when its last one ends. A connection on which nothing
-    /// arrived for `pingInterval` gets a PING; one whose PING is not acknowledged within `pingTimeout` is closed and its
-    /// streams fail as outcome unknown. Idle connections close after `maxIdle`.
+    /// arrived for `pingInterval` gets a PING; one whose PING is not acknowledged within `pingTimeout` is closed and
+    /// its streams fail as outcome unknown. Idle connections close after `maxIdle`.
     ///
     /// ### Implementation
     /// A value type: every event is a `mutating` method taking the current instant and returning actions as plain
@@ -230,7 +230,9 @@ extension HTTP2Pool {
                     } else if let interval = settings.pingInterval {
                         consider(connection.lastReceived + interval)
                     }
-                    if connection.state == .ready, let maxAge = settings.maxAge { consider(connection.openedAt + maxAge) }
+                    if connection.state == .ready, let maxAge = settings.maxAge {
+                        consider(connection.openedAt + maxAge)
+                    }
                     if let idle = connection.idleSince, let maxIdle = settings.maxIdle { consider(idle + maxIdle) }
                 }
             }
@@ -264,7 +266,9 @@ extension HTTP2Pool {
                 return [.failRequest(id, HTTP2Error(.shuttingDown, detail: "the pool is shutting down"))]
             }
             if deadline <= now {
-                return [.failRequest(id, HTTP2Error(.timeout, detail: "the deadline passed before the request started"))]
+                return [
+                    .failRequest(id, HTTP2Error(.timeout, detail: "the deadline passed before the request started"))
+                ]
             }
             var actions: [Action] = []
             if freshConnection {
@@ -285,7 +289,10 @@ extension HTTP2Pool {
                 return actions + [.failRequest(id, refusal)]
             }
             guard queue.count < settings.maxQueued else {
-                return actions + [.failRequest(id, HTTP2Error(.overloaded, detail: "\(settings.maxQueued) requests are already waiting"))]
+                return actions + [
+                    .failRequest(
+                        id, HTTP2Error(.overloaded, detail: "\(settings.maxQueued) requests are already waiting"))
+                ]
             }
             requests[id] = Request(deadline: deadline, state: .queued)
             pushDeadline(deadline, id)
@@ -477,7 +484,8 @@ extension HTTP2Pool {
                 case .connecting(let since):
                     if since + settings.connectTimeout <= now {
                         actions.append(.closeConnection(id, graceful: false))
-                        actions += connectionClosed(id, error: HTTP2Error(.connectFailed, detail: "connect timed out"), at: now)
+                        actions += connectionClosed(
+                            id, error: HTTP2Error(.connectFailed, detail: "connect timed out"), at: now)
                     }
                     continue
                 case .ready, .draining:
@@ -561,13 +569,14 @@ extension HTTP2Pool {
             while queue.count > capacityBeingOpened, openConnections < settings.maxConnections {
                 let id = nextConnectionID
                 nextConnectionID += 1
-                connections.append(Connection(
-                    id: id,
-                    state: .connecting(since: now),
-                    limit: 0,
-                    openedAt: now,
-                    lastReceived: now
-                ))
+                connections.append(
+                    Connection(
+                        id: id,
+                        state: .connecting(since: now),
+                        limit: 0,
+                        openedAt: now,
+                        lastReceived: now
+                    ))
                 actions.append(.openConnection(id))
             }
             return actions
@@ -641,7 +650,10 @@ extension HTTP2Pool {
         private mutating func connectFailed(_ error: HTTP2Error, now: Moment) -> [Action] {
             connectFailures += 1
             lastConnectError = error
-            reconnectAt = now + Self.backoff(failures: connectFailures, base: settings.reconnectBackoff, limit: settings.reconnectBackoffLimit)
+            reconnectAt =
+                now
+                + Self.backoff(
+                    failures: connectFailures, base: settings.reconnectBackoff, limit: settings.reconnectBackoffLimit)
             guard !connections.all.contains(where: { $0.state != .draining }) else { return [] }
             var actions: [Action] = []
             while let id = queue.popFront() {

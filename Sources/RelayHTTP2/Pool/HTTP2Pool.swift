@@ -48,7 +48,9 @@ package final class HTTP2Pool: Sendable {
         do {
             return try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { continuation in
-                    shared.submit(id, request: request, timeout: request.timeout ?? configuration.requestTimeout, continuation: continuation)
+                    shared.submit(
+                        id, request: request, timeout: request.timeout ?? configuration.requestTimeout,
+                        continuation: continuation)
                 }
             } onCancel: {
                 shared.cancel(id)

@@ -53,7 +53,8 @@ package struct APNsUpstream: SingleMessageUpstream {
     static func classify(_ response: HTTP2Response, sentAPNsID: String) -> AttemptResult {
         let apnsID = response.header("apns-id") ?? sentAPNsID
         if response.status == 200 {
-            return AttemptResult(verdict: APNsClassifier.classify(status: 200, reason: nil, apnsID: apnsID), status: 200)
+            return AttemptResult(
+                verdict: APNsClassifier.classify(status: 200, reason: nil, apnsID: apnsID), status: 200)
         }
         let body = JSONValue.decode(response.body)?.objectValue
         let reason = body?["reason"]?.stringValue
@@ -62,7 +63,8 @@ package struct APNsUpstream: SingleMessageUpstream {
         }
         let timestamp = body?["timestamp"]?.integerValue
         return AttemptResult(
-            verdict: APNsClassifier.classify(status: response.status, reason: reason, timestamp: timestamp, apnsID: apnsID),
+            verdict: APNsClassifier.classify(
+                status: response.status, reason: reason, timestamp: timestamp, apnsID: apnsID),
             status: response.status,
             reason: reason
         )

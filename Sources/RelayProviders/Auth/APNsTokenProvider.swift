@@ -19,7 +19,9 @@ package actor APNsTokenProvider: TokenProvider {
     /// How many tokens were signed, for tests and metrics.
     package private(set) var signatures = 0
 
-    package init(teamID: String, keyID: String, key: P256.Signing.PrivateKey, now: @escaping @Sendable () -> Date = Date.init) {
+    package init(
+        teamID: String, keyID: String, key: P256.Signing.PrivateKey, now: @escaping @Sendable () -> Date = Date.init
+    ) {
         self.teamID = teamID
         self.keyID = keyID
         self.key = key

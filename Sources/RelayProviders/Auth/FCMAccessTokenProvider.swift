@@ -1,7 +1,7 @@
-import _CryptoExtras
 package import Foundation
-package import RelayHTTP2
 import RelayCore
+package import RelayHTTP2
+import _CryptoExtras
 
 /// The OAuth 2.0 access token for FCM, obtained with the service account's RS256 assertion (the JWT bearer grant)
 /// and cached until shortly before it expires.

@@ -15,7 +15,9 @@ package struct ExpoSenderConfiguration: Sendable, CustomStringConvertible, Custo
     /// Expo: at most 1,000 ids per receipts request.
     package static let maxReceiptsPerRequest = 1000
 
-    package init(payload: PayloadSettings, endpoint: String = ExpoSenderConfiguration.endpoint, accessToken: String? = nil) {
+    package init(
+        payload: PayloadSettings, endpoint: String = ExpoSenderConfiguration.endpoint, accessToken: String? = nil
+    ) {
         self.payload = payload
         self.endpoint = endpoint
         self.accessToken = accessToken
@@ -70,7 +72,8 @@ package struct ExpoUpstream: ProviderUpstream {
         let body = JSONValue.decode(response.body)?.objectValue
         if response.status == 200 {
             guard case .array(let tickets)? = body?["data"], tickets.count == count else {
-                let failure = AttemptResult(failure: HTTP2Error(.noResponse, detail: "tickets do not match the messages"))
+                let failure = AttemptResult(
+                    failure: HTTP2Error(.noResponse, detail: "tickets do not match the messages"))
                 return Array(repeating: failure, count: count)
             }
             return tickets.map { ticket in
@@ -89,7 +92,9 @@ package struct ExpoUpstream: ProviderUpstream {
                 )
             }
         }
-        let first = body?["errors"].flatMap { if case .array(let errors) = $0 { errors.first?.objectValue } else { nil } }
+        let first = body?["errors"].flatMap {
+            if case .array(let errors) = $0 { errors.first?.objectValue } else { nil }
+        }
         let code = first?["code"]?.stringValue
         let transient = first?["isTransient"] == .bool(true)
         let verdict = ExpoClassifier.classifyRequest(

@@ -1,8 +1,8 @@
 import HTTPTypes
 import Hummingbird
+package import RelayApplication
 import RelayCore
 import RelayStore
-package import RelayApplication
 
 /// The Expo-compatible API: Expo's own request and response shapes, so that a stock Expo server SDK pointed at the
 /// relay works unchanged. Any token kind is accepted and routed to its provider.
@@ -46,10 +46,15 @@ struct ExpoAPI: Sendable {
     func receipts(_ request: Request, context: TenantRequestContext) async throws -> Response {
         let identity = context.identity
         let ids = try NativeAPI.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
-        let found = try await rendered { () async throws(RequestRefusal) in try await relay.receipts(ids: ids, identity: identity) }
+        let found = try await rendered { () async throws(RequestRefusal) in
+            try await relay.receipts(ids: ids, identity: identity)
+        }
         // Expo leaves out receipts that are not ready.
         let ready = found.filter { $0.status != .pending }
-        return jsonResponse(.object(["data": .object(Dictionary(ready.map { ($0.id, $0.expoJSON) }, uniquingKeysWith: { first, _ in first }))]))
+        return jsonResponse(
+            .object([
+                "data": .object(Dictionary(ready.map { ($0.id, $0.expoJSON) }, uniquingKeysWith: { first, _ in first }))
+            ]))
     }
 
     /// An Expo request body (one message or an array) as validated pushes; `unwrapped` when it was one object.
@@ -60,7 +65,11 @@ struct ExpoAPI: Sendable {
         case .array(let array): (elements, unwrapped) = (array, false)
         case .object: (elements, unwrapped) = ([json], true)
         default:
-            throw RelayHTTPError(validation: ValidationFailure(issues: [ValidationIssue(path: "", message: "the request body must be a message object or an array of messages")]))
+            throw RelayHTTPError(
+                validation: ValidationFailure(issues: [
+                    ValidationIssue(
+                        path: "", message: "the request body must be a message object or an array of messages")
+                ]))
         }
         var issues: [ValidationIssue] = []
         var pushes: [ResolvedPush] = []
@@ -70,7 +79,11 @@ struct ExpoAPI: Sendable {
             if let message = PushMessage.parse(native, at: path, issues: &issues) { pushes += message.pushes }
         }
         if issues.isEmpty && pushes.count > PushRequest.maxNotifications {
-            issues.append(ValidationIssue(path: "", message: "a request carries at most \(PushRequest.maxNotifications) notifications, not \(pushes.count)"))
+            issues.append(
+                ValidationIssue(
+                    path: "",
+                    message:
+                        "a request carries at most \(PushRequest.maxNotifications) notifications, not \(pushes.count)"))
         }
         guard issues.isEmpty else { throw RelayHTTPError(validation: ValidationFailure(issues: issues)) }
         return (pushes, unwrapped)

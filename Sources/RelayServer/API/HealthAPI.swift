@@ -1,7 +1,7 @@
 import Hummingbird
+package import RelayApplication
 import RelayCore
 import RelayStore
-package import RelayApplication
 
 /// `GET /healthz` (alive), `GET /readyz` (store reachable, providers configured), `GET /metrics` (Prometheus).
 struct HealthAPI: Sendable {

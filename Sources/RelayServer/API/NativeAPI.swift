@@ -2,9 +2,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+package import RelayApplication
 import RelayCore
 import RelayStore
-package import RelayApplication
 
 /// The native API: `POST /v1/push` and `POST /v1/receipts`.
 struct NativeAPI: Sendable {
@@ -30,14 +30,21 @@ struct NativeAPI: Sendable {
         let result = try await rendered { () async throws(RequestRefusal) in
             try await relay.push(parsed.pushes, identity: identity, origin: context.origin, logger: context.logger)
         }
-        return jsonResponse(.object(["data": .array(result.tickets.map(\.nativeJSON))]), headers: result.rateLimit.headers)
+        return jsonResponse(
+            .object(["data": .array(result.tickets.map(\.nativeJSON))]), headers: result.rateLimit.headers)
     }
 
     func receipts(_ request: Request, context: TenantRequestContext) async throws -> Response {
         let identity = context.identity
         let ids = try Self.parseIDs(try await readJSONBody(request, limit: relay.settings.maxBodyBytes))
-        let found = try await rendered { () async throws(RequestRefusal) in try await relay.receipts(ids: ids, identity: identity) }
-        return jsonResponse(.object(["data": .object(Dictionary(found.map { ($0.id, $0.nativeJSON) }, uniquingKeysWith: { first, _ in first }))]))
+        let found = try await rendered { () async throws(RequestRefusal) in
+            try await relay.receipts(ids: ids, identity: identity)
+        }
+        return jsonResponse(
+            .object([
+                "data": .object(
+                    Dictionary(found.map { ($0.id, $0.nativeJSON) }, uniquingKeysWith: { first, _ in first }))
+            ]))
     }
 
     /// `{"ids": [...]}` with 1 to 1,000 strings.
@@ -59,7 +66,9 @@ extension Receipt {
         if let providerMessageID { fields["providerMessageId"] = .string(providerMessageID) }
         if status == .error {
             if let message { fields["message"] = .string(message) }
-            fields["details"] = .object(["error": .string(errorCode ?? "ProviderError"), "removeToken": .bool(removeToken)])
+            fields["details"] = .object([
+                "error": .string(errorCode ?? "ProviderError"), "removeToken": .bool(removeToken),
+            ])
         }
         return .object(fields)
     }
@@ -107,9 +116,15 @@ enum ReceiptIDs {
         func fail(_ path: String, _ message: String) -> Result<[String], ValidationFailure> {
             .failure(ValidationFailure(issues: [ValidationIssue(path: path, message: message)]))
         }
-        guard case .object(let object) = json else { return fail("", "the request body must be an object {\"ids\": […]}") }
-        if let unknown = object.keys.sorted().first(where: { $0 != "ids" }) { return fail(unknown, "unknown field '\(unknown)'") }
-        guard case .array(let elements)? = object["ids"] else { return fail("ids", "is required: an array of receipt ids") }
+        guard case .object(let object) = json else {
+            return fail("", "the request body must be an object {\"ids\": […]}")
+        }
+        if let unknown = object.keys.sorted().first(where: { $0 != "ids" }) {
+            return fail(unknown, "unknown field '\(unknown)'")
+        }
+        guard case .array(let elements)? = object["ids"] else {
+            return fail("ids", "is required: an array of receipt ids")
+        }
         if counting == .elements, !(1...maxIDs).contains(elements.count) {
             return fail("ids", "must hold 1 to \(maxIDs) ids, not \(elements.count)")
         }

@@ -1,8 +1,8 @@
 import HTTPTypes
 import Hummingbird
+package import RelayApplication
 import RelayCore
 import RelayStore
-package import RelayApplication
 
 /// The OneUptime-compatible API: the body OneUptime's self-hosted installs send to their push relay and the answers
 /// they read (PROTOCOLS.md §4.1), on both of OneUptime's paths. The tenant key comes as Bearer or, because those
@@ -23,7 +23,9 @@ struct OneUptimeAPI: Sendable {
     static let bases = ["/api/notification/push-relay", "/push-relay"]
 
     /// The fields OneUptime sends.
-    static let fields: Set<String> = ["to", "title", "body", "data", "sound", "priority", "channelId", "interruptionLevel"]
+    static let fields: Set<String> = [
+        "to", "title", "body", "data", "sound", "priority", "channelId", "interruptionLevel",
+    ]
 
     /// OneUptime's own relay shortens title, body and string data values to this many bytes rather than refusing.
     static let maxTextBytes = 3072
@@ -38,7 +40,9 @@ struct OneUptimeAPI: Sendable {
     func addRoutes(to router: RouterGroup<TenantRequestContext>) {
         for base in Self.bases {
             router.post(RouterPath(base + "/send")) { request, context in try await send(request, context: context) }
-            router.post(RouterPath(base + "/receipts")) { request, context in try await receipts(request, context: context) }
+            router.post(RouterPath(base + "/receipts")) { request, context in
+                try await receipts(request, context: context)
+            }
         }
     }
 
@@ -101,7 +105,8 @@ struct OneUptimeAPI: Sendable {
                 )
             case .providerUnavailable:
                 // OneUptime logs a 500 and never retries it; the receipt keeps the reason.
-                return jsonResponse(.object(["error": .string("Server Error")]), status: .internalServerError, headers: headers)
+                return jsonResponse(
+                    .object(["error": .string("Server Error")]), status: .internalServerError, headers: headers)
             default:
                 let status: HTTPResponse.Status = expoCode == "DeviceNotRegistered" ? .gone : .unprocessableContent
                 return jsonResponse(
@@ -151,7 +156,8 @@ struct OneUptimeAPI: Sendable {
         let ids: [String]
         switch Self.parseReceiptIDs(json) {
         case .success(let parsed): ids = parsed
-        case .failure(let failure): return await invalid(failure.issues.map(\.description).joined(separator: "; "), context)
+        case .failure(let failure):
+            return await invalid(failure.issues.map(\.description).joined(separator: "; "), context)
         }
         let found: [Receipt]
         do {
@@ -179,7 +185,8 @@ struct OneUptimeAPI: Sendable {
 
     private static func isReceiptIDByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "-"):
             true
         default: false
@@ -192,7 +199,8 @@ struct OneUptimeAPI: Sendable {
     static func rateLimited(retryAfter: Int) -> Response {
         var headers = HTTPFields()
         headers[.retryAfter] = String(retryAfter)
-        return jsonResponse(.object(["message": .string(rateLimitedMessage)]), status: .tooManyRequests, headers: headers)
+        return jsonResponse(
+            .object(["message": .string(rateLimitedMessage)]), status: .tooManyRequests, headers: headers)
     }
 
     enum Body {

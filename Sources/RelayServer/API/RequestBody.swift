@@ -3,8 +3,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import RelayCore
 package import RelayApplication
+import RelayCore
 
 /// Reads a request's JSON body: media type, size limit, gzip, and JSON syntax, each with its own clear error.
 func readJSONBody(_ request: Request, limit: Int) async throws(RelayHTTPError) -> JSONValue {
@@ -33,7 +33,8 @@ func readJSONBody(_ request: Request, limit: Int) async throws(RelayHTTPError) -
         } catch let error as CompressNIOError where error == .bufferOverflow {
             throw .payloadTooLarge(limit: limit)
         } catch {
-            throw RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: "The \(encoding) body could not be inflated.")
+            throw RelayHTTPError(
+                .badRequest, code: "VALIDATION_ERROR", message: "The \(encoding) body could not be inflated.")
         }
     }
     do {

@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
+package import RelayApplication
 import RelayCore
 import RelayStore
-package import RelayApplication
 
 extension AdminAPI {
     /// `GET /admin/v1/tenants/{id}/keys`: `{"data": [key…]}`, oldest first; never a secret.

@@ -2,9 +2,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+package import RelayApplication
 import RelayCore
 import RelayStore
-package import RelayApplication
 
 extension AdminAPI {
     static let defaultAuditLimit = 100

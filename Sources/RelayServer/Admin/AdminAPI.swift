@@ -2,9 +2,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+package import RelayApplication
 import RelayCore
 import RelayStore
-package import RelayApplication
 
 /// `/admin/v1`: tenants, their keys, usage and the audit log, for the relay's operators (JSON).
 ///

@@ -1,7 +1,7 @@
 import HTTPTypes
 import Hummingbird
-import RelayCore
 package import RelayApplication
+import RelayCore
 
 /// The errors of `/admin/v1`, in the relay's JSON error shape (``RelayHTTPError``).
 ///

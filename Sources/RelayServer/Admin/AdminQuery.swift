@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import RelayCore
 package import RelayApplication
+import RelayCore
 
 /// Reads the query parameters of an admin `GET`, collecting a problem for every bad one; ``finish()`` throws them
 /// all at once, each named by its parameter (the `path` of a 400 `VALIDATION_ERROR`).

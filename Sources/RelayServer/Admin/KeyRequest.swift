@@ -1,5 +1,5 @@
-import RelayCore
 package import RelayApplication
+import RelayCore
 
 /// The optional bodies of `POST …/keys` (`expiresInDays`) and `POST …/keys/{keyID}/rotate` (`overlapDays`); their
 /// bounds are ``TenantRules``'.

@@ -1,7 +1,7 @@
 import Foundation
+package import RelayApplication
 import RelayCore
 import RelayStore
-package import RelayApplication
 
 /// The tenant fields of `POST /admin/v1/tenants` and `PATCH /admin/v1/tenants/{id}`, read and checked.
 ///

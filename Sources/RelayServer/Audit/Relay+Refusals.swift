@@ -1,10 +1,10 @@
 import Foundation
-import RelayCore
-import RelayStore
-import Logging
 import HTTPTypes
 import Hummingbird
+import Logging
 package import RelayApplication
+import RelayCore
+import RelayStore
 
 extension Relay {
     /// The statuses of refused requests the audit log records: validation, authentication, a disabled tenant, size,

@@ -106,7 +106,8 @@ package struct HTTP2ConnectionLifecycle: Sendable {
         guard case .serving = self.phase else { return .none }
         let deadline = now + self.timeouts.gracefulClose
         self.phase = .awaitingPingAck(deadline: deadline)
-        return Decision(goAway: GoAway(lastStreamID: Self.maximumStreamID, ping: Self.drainPing), wakeUp: deadline, close: false)
+        return Decision(
+            goAway: GoAway(lastStreamID: Self.maximumStreamID, ping: Self.drainPing), wakeUp: deadline, close: false)
     }
 
     package mutating func pingAcknowledged(_ data: UInt64, now: NIODeadline) -> Decision {

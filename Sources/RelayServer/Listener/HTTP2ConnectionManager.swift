@@ -110,7 +110,8 @@ final class HTTP2ConnectionManager: ChannelInboundHandler, RemovableChannelHandl
         case (let goAway?, false):
             context.write(self.wrapOutboundOut(Self.goAwayFrame(goAway)), promise: nil)
             if let ping = goAway.ping {
-                let frame = HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: ping), ack: false))
+                let frame = HTTP2Frame(
+                    streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: ping), ack: false))
                 context.write(self.wrapOutboundOut(frame), promise: nil)
             }
             context.flush()

@@ -60,7 +60,8 @@ package struct RelayHTTP2Settings: Sendable, Equatable {
     var handlerConfiguration: NIOHTTP2Handler.Configuration {
         var configuration = NIOHTTP2Handler.Configuration()
         configuration.connection.initialSettings.removeAll { $0.parameter == .maxConcurrentStreams }
-        configuration.connection.initialSettings.append(HTTP2Setting(parameter: .maxConcurrentStreams, value: self.maxConcurrentStreams))
+        configuration.connection.initialSettings.append(
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: self.maxConcurrentStreams))
         configuration.stream.streamResetFrameRateLimit.maximumCount = self.maxResetsPerWindow
         configuration.stream.streamResetFrameRateLimit.windowLength = self.resetWindow
         configuration.connection.maximumConnectionGlitches = self.maxGlitchesPerConnection
@@ -137,7 +138,8 @@ package struct RelayTLSChannel: HTTPChannelHandler {
 
     private func setupHTTP2(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP2Connection> {
         channel.eventLoop.makeCompletedFuture {
-            let manager = HTTP2ConnectionManager(timeouts: self.settings.connectionTimeouts, eventLoop: channel.eventLoop)
+            let manager = HTTP2ConnectionManager(
+                timeouts: self.settings.connectionTimeouts, eventLoop: channel.eventLoop)
             let connection = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
                 mode: .server,
                 streamDelegate: manager.streamDelegate,

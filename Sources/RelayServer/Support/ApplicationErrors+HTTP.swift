@@ -12,7 +12,8 @@ extension RelayHTTPError {
                 validation: ValidationFailure(issues: [
                     ValidationIssue(
                         path: "",
-                        message: "the request carries \(count) notifications, more than this tenant's burst of \(burst); split it"
+                        message:
+                            "the request carries \(count) notifications, more than this tenant's burst of \(burst); split it"
                     )
                 ])
             )
@@ -31,7 +32,8 @@ extension RelayHTTPError {
             self.init(
                 .tooManyRequests,
                 code: "TOO_MANY_REQUESTS",
-                message: "Too many receipt lookups; retry after \(retryAfter) s. Lookups have their own budget and never use up pushes.",
+                message:
+                    "Too many receipt lookups; retry after \(retryAfter) s. Lookups have their own budget and never use up pushes.",
                 headers: [.retryAfter: String(retryAfter)]
             )
         case .shuttingDown: self = .shuttingDown

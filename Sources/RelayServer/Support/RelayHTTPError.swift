@@ -1,8 +1,8 @@
 package import HTTPTypes
 package import Hummingbird
 import NIOCore
-package import RelayCore
 package import RelayApplication
+package import RelayCore
 
 /// An error that renders as PushRelay's JSON error body: `{"errors": [{"code", "message", "path"?}]}`.
 ///
@@ -79,7 +79,8 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
                 }
             )
         ])
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body.encodedBytes())))
+        return Response(
+            status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body.encodedBytes())))
     }
 }
 

@@ -4,8 +4,8 @@ package import Hummingbird
 import Logging
 import Metrics
 import NIOCore
-import RelayCore
 package import RelayApplication
+import RelayCore
 
 /// Wraps the router: a request id for every request (in the logger's metadata and the `X-Request-ID` header), one
 /// log line per request with the route template, never the raw path (it may carry a tenant key), and a JSON body
@@ -48,13 +48,18 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
             // Routes render refusals themselves (``rendered(_:)``, so that they are audited); this is the safety net.
             response = try RelayHTTPError(refusal).response(from: request, context: context)
         } catch let error as HTTPError {
-            let code = error.status == .notFound ? "NOT_FOUND" : error.status == .methodNotAllowed ? "METHOD_NOT_ALLOWED" : "HTTP_ERROR"
+            let code =
+                error.status == .notFound
+                ? "NOT_FOUND" : error.status == .methodNotAllowed ? "METHOD_NOT_ALLOWED" : "HTTP_ERROR"
             let message = error.status == .notFound ? "No such route." : error.status.reasonPhrase
-            response = try RelayHTTPError(error.status, code: code, message: message).response(from: request, context: context)
+            response = try RelayHTTPError(error.status, code: code, message: message).response(
+                from: request, context: context)
         } catch {
             context.logger.error("Request failed unexpectedly", metadata: ["error.type": "\(type(of: error))"])
-            response = try RelayHTTPError(.internalServerError, code: "INTERNAL_ERROR", message: "Something went wrong inside the relay.")
-                .response(from: request, context: context)
+            response = try RelayHTTPError(
+                .internalServerError, code: "INTERNAL_ERROR", message: "Something went wrong inside the relay."
+            )
+            .response(from: request, context: context)
         }
         response.headers[.requestID] = requestID
         let route = (context.pathKey == nil ? "" : TenantPathKey.template) + (context.endpointPath ?? "unknown")
@@ -64,10 +69,13 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
             metadata: [
                 "http.method": "\(request.method.rawValue)", "http.route": "\(route)",
                 "http.status": "\(response.status.code)",
-                "http.duration_ms": "\(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)",
+                "http.duration_ms":
+                    "\(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)",
             ]
         )
-        Counter(label: "relay_http_requests_total", dimensions: [("route", route), ("status", "\(response.status.code)")]).increment()
+        Counter(
+            label: "relay_http_requests_total", dimensions: [("route", route), ("status", "\(response.status.code)")]
+        ).increment()
         return response
     }
 
@@ -88,7 +96,9 @@ enum TenantPathKey {
     static let template = "/t/{key}"
 
     /// The routes a key in the path may lead to: the tenant's own, never the admin API or health checks.
-    static let tenantRoutes = ["/v1/push", "/v1/receipts", "/--/api/v2/push/", "/api/notification/push-relay/", "/push-relay/"]
+    static let tenantRoutes = [
+        "/v1/push", "/v1/receipts", "/--/api/v2/push/", "/api/notification/push-relay/", "/push-relay/",
+    ]
 
     /// The key and the rest of the path, when `path` is `/t/<key>` followed by a tenant route; `nil` otherwise (the
     /// router then answers 404).

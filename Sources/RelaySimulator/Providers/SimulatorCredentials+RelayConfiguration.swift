@@ -3,7 +3,8 @@ extension SimulatorCredentials {
     /// `[apns]`, `[fcm]` and `[expo]`. Paths should be absolute, so the text works wherever it is merged. A caller adds
     /// its own `[server]`, `[store]` or `[limits]` sections beside it.
     /// `transport` sets `[upstream] transport` ("nghttp2" or "curl"); `nil` leaves the relay's default.
-    package func relayConfiguration(caFile: String, files: Files, endpoint: String, transport: String? = nil) -> String {
+    package func relayConfiguration(caFile: String, files: Files, endpoint: String, transport: String? = nil) -> String
+    {
         """
         [upstream]
         ca_file = \(Self.tomlString(caFile))\(transport.map { "\ntransport = \(Self.tomlString($0))" } ?? "")

@@ -28,7 +28,8 @@ import Testing
     }
 
     @Test func timeIsKeptToTheMillisecond() {
-        let entry = AuditEntry(timeMillis: AuditTime.millis(Date(timeIntervalSince1970: 1_800_000_000.1234)), event: .push)
+        let entry = AuditEntry(
+            timeMillis: AuditTime.millis(Date(timeIntervalSince1970: 1_800_000_000.1234)), event: .push)
         #expect(entry.timeMillis == 1_800_000_000_123)
         for millis: Int64 in [0, 1, 999, 1_800_000_000_123, 1_700_000_000_001, -1] {
             #expect(AuditTime.millis(AuditTime.date(millis: millis)) == millis, "millis \(millis) round-trips")

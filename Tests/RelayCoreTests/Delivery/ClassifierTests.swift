@@ -32,43 +32,44 @@ enum VerdictClass: Equatable, Sendable {
 }
 
 @Suite struct APNsClassifierTests {
-    @Test(arguments: [
-        (400, "BadDeviceToken", VerdictClass.invalidToken),
-        (400, "DeviceTokenNotForTopic", .configuration),
-        (400, "BadTopic", .configuration),
-        (400, "TopicDisallowed", .configuration),
-        (400, "IdleTimeout", .retryThenUnavailable(fresh: true)),
-        (400, "BadCollapseId", .rejected(.invalidArgument)),
-        (400, "BadExpirationDate", .rejected(.invalidArgument)),
-        (400, "BadMessageId", .rejected(.invalidArgument)),
-        (400, "BadPriority", .rejected(.invalidArgument)),
-        (400, "DuplicateHeaders", .rejected(.invalidArgument)),
-        (400, "InvalidPushType", .rejected(.invalidArgument)),
-        (400, "MissingDeviceToken", .rejected(.invalidArgument)),
-        (400, "MissingTopic", .rejected(.invalidArgument)),
-        (400, "PayloadEmpty", .rejected(.invalidArgument)),
-        (403, "ExpiredProviderToken", .refreshCredential),
-        (403, "InvalidProviderToken", .configuration),
-        (403, "BadCertificate", .configuration),
-        (403, "BadCertificateEnvironment", .configuration),
-        (403, "Forbidden", .configuration),
-        (403, "BadEnvironmentKeyIdInToken", .configuration),
-        (403, "MissingProviderToken", .configuration),
-        (403, "UnrelatedKeyIdInToken", .retryThenUnavailable(fresh: true)),
-        (404, "BadPath", .rejected(.invalidArgument)),
-        (405, "MethodNotAllowed", .rejected(.invalidArgument)),
-        (410, "Unregistered", .deviceNotRegistered),
-        (410, "ExpiredToken", .deviceNotRegistered),
-        (413, "PayloadTooLarge", .rejected(.messageTooBig)),
-        (429, "TooManyRequests", .retryThenRateExceeded),
-        (429, "TooManyProviderTokenUpdates", .retryThenUnavailable(fresh: false)),
-        (500, "InternalServerError", .retryThenUnavailable(fresh: false)),
-        (503, "ServiceUnavailable", .retryThenUnavailable(fresh: false)),
-        (503, "Shutdown", .retryThenUnavailable(fresh: true)),
-        (400, "SomethingNew", .rejected(.invalidArgument)),
-        (500, "SomethingNew", .retryThenUnavailable(fresh: false)),
-        (502, nil, .retryThenUnavailable(fresh: false)),
-    ] as [(Int, String?, VerdictClass)])
+    @Test(
+        arguments: [
+            (400, "BadDeviceToken", VerdictClass.invalidToken),
+            (400, "DeviceTokenNotForTopic", .configuration),
+            (400, "BadTopic", .configuration),
+            (400, "TopicDisallowed", .configuration),
+            (400, "IdleTimeout", .retryThenUnavailable(fresh: true)),
+            (400, "BadCollapseId", .rejected(.invalidArgument)),
+            (400, "BadExpirationDate", .rejected(.invalidArgument)),
+            (400, "BadMessageId", .rejected(.invalidArgument)),
+            (400, "BadPriority", .rejected(.invalidArgument)),
+            (400, "DuplicateHeaders", .rejected(.invalidArgument)),
+            (400, "InvalidPushType", .rejected(.invalidArgument)),
+            (400, "MissingDeviceToken", .rejected(.invalidArgument)),
+            (400, "MissingTopic", .rejected(.invalidArgument)),
+            (400, "PayloadEmpty", .rejected(.invalidArgument)),
+            (403, "ExpiredProviderToken", .refreshCredential),
+            (403, "InvalidProviderToken", .configuration),
+            (403, "BadCertificate", .configuration),
+            (403, "BadCertificateEnvironment", .configuration),
+            (403, "Forbidden", .configuration),
+            (403, "BadEnvironmentKeyIdInToken", .configuration),
+            (403, "MissingProviderToken", .configuration),
+            (403, "UnrelatedKeyIdInToken", .retryThenUnavailable(fresh: true)),
+            (404, "BadPath", .rejected(.invalidArgument)),
+            (405, "MethodNotAllowed", .rejected(.invalidArgument)),
+            (410, "Unregistered", .deviceNotRegistered),
+            (410, "ExpiredToken", .deviceNotRegistered),
+            (413, "PayloadTooLarge", .rejected(.messageTooBig)),
+            (429, "TooManyRequests", .retryThenRateExceeded),
+            (429, "TooManyProviderTokenUpdates", .retryThenUnavailable(fresh: false)),
+            (500, "InternalServerError", .retryThenUnavailable(fresh: false)),
+            (503, "ServiceUnavailable", .retryThenUnavailable(fresh: false)),
+            (503, "Shutdown", .retryThenUnavailable(fresh: true)),
+            (400, "SomethingNew", .rejected(.invalidArgument)),
+            (500, "SomethingNew", .retryThenUnavailable(fresh: false)),
+            (502, nil, .retryThenUnavailable(fresh: false)),
+        ] as [(Int, String?, VerdictClass)])
     func reasonMapsToItsClass(_ status: Int, _ reason: String?, _ expected: VerdictClass) {
         #expect(VerdictClass(APNsClassifier.classify(status: status, reason: reason, apnsID: "id")) == expected)
     }
@@ -80,11 +81,14 @@ enum VerdictClass: Equatable, Sendable {
     }
 
     @Test func successCarriesTheAPNsID() {
-        #expect(APNsClassifier.classify(status: 200, reason: nil, apnsID: "6e1c2e8a") == .final(.delivered(providerMessageID: "6e1c2e8a")))
+        #expect(
+            APNsClassifier.classify(status: 200, reason: nil, apnsID: "6e1c2e8a")
+                == .final(.delivered(providerMessageID: "6e1c2e8a")))
     }
 
     @Test func unregisteredCarriesTheTimestamp() {
-        let verdict = APNsClassifier.classify(status: 410, reason: "Unregistered", timestamp: 1_700_000_000_123, apnsID: nil)
+        let verdict = APNsClassifier.classify(
+            status: 410, reason: "Unregistered", timestamp: 1_700_000_000_123, apnsID: nil)
         guard case .final(.tokenInvalid(.deviceNotRegistered, _, let since?)) = verdict else {
             Issue.record("expected a dead token with its timestamp, got \(verdict)")
             return
@@ -101,20 +105,21 @@ enum VerdictClass: Equatable, Sendable {
 }
 
 @Suite struct FCMClassifierTests {
-    @Test(arguments: [
-        (404, "UNREGISTERED", nil, VerdictClass.deviceNotRegistered),
-        (400, "INVALID_ARGUMENT", "The registration token is not a valid FCM registration token", .invalidToken),
-        (400, "INVALID_ARGUMENT", "Invalid value at 'message.data[0].value'", .rejected(.invalidArgument)),
-        (400, "INVALID_ARGUMENT", "Message is too big", .rejected(.messageTooBig)),
-        (403, "SENDER_ID_MISMATCH", nil, .configuration),
-        (429, "QUOTA_EXCEEDED", nil, .retryThenUnavailable(fresh: false)),
-        (503, "UNAVAILABLE", nil, .retryThenUnavailable(fresh: false)),
-        (500, "INTERNAL", nil, .retryThenUnavailable(fresh: false)),
-        (401, "THIRD_PARTY_AUTH_ERROR", nil, .configuration),
-        (500, "UNSPECIFIED_ERROR", nil, .retryThenUnavailable(fresh: false)),
-        (400, "SOMETHING_NEW", nil, .rejected(.invalidArgument)),
-        (503, "SOMETHING_NEW", nil, .retryThenUnavailable(fresh: false)),
-    ] as [(Int, String, String?, VerdictClass)])
+    @Test(
+        arguments: [
+            (404, "UNREGISTERED", nil, VerdictClass.deviceNotRegistered),
+            (400, "INVALID_ARGUMENT", "The registration token is not a valid FCM registration token", .invalidToken),
+            (400, "INVALID_ARGUMENT", "Invalid value at 'message.data[0].value'", .rejected(.invalidArgument)),
+            (400, "INVALID_ARGUMENT", "Message is too big", .rejected(.messageTooBig)),
+            (403, "SENDER_ID_MISMATCH", nil, .configuration),
+            (429, "QUOTA_EXCEEDED", nil, .retryThenUnavailable(fresh: false)),
+            (503, "UNAVAILABLE", nil, .retryThenUnavailable(fresh: false)),
+            (500, "INTERNAL", nil, .retryThenUnavailable(fresh: false)),
+            (401, "THIRD_PARTY_AUTH_ERROR", nil, .configuration),
+            (500, "UNSPECIFIED_ERROR", nil, .retryThenUnavailable(fresh: false)),
+            (400, "SOMETHING_NEW", nil, .rejected(.invalidArgument)),
+            (503, "SOMETHING_NEW", nil, .retryThenUnavailable(fresh: false)),
+        ] as [(Int, String, String?, VerdictClass)])
     func errorCodeMapsToItsClass(_ status: Int, _ code: String, _ message: String?, _ expected: VerdictClass) {
         #expect(VerdictClass(FCMClassifier.classify(status: status, errorCode: code, message: message)) == expected)
     }
@@ -125,7 +130,9 @@ enum VerdictClass: Equatable, Sendable {
     }
 
     @Test func permissionDeniedWithoutDetailIsConfiguration() {
-        #expect(VerdictClass(FCMClassifier.classify(status: 403, errorCode: nil, rpcStatus: "PERMISSION_DENIED")) == .configuration)
+        #expect(
+            VerdictClass(FCMClassifier.classify(status: 403, errorCode: nil, rpcStatus: "PERMISSION_DENIED"))
+                == .configuration)
     }
 
     @Test func quotaWaitsAtLeastAMinuteEvenWhenRetryAfterIsShorter() {
@@ -144,11 +151,17 @@ enum VerdictClass: Equatable, Sendable {
 
     @Test func unavailableHonoursRetryAfter() {
         let verdict = FCMClassifier.classify(status: 503, errorCode: "UNAVAILABLE", retryAfter: .seconds(7))
-        #expect(verdict == .retry(notBefore: .seconds(7), freshConnection: false, otherwise: .unavailable(reason: "UNAVAILABLE", retryAfter: .seconds(7))))
+        #expect(
+            verdict
+                == .retry(
+                    notBefore: .seconds(7), freshConnection: false,
+                    otherwise: .unavailable(reason: "UNAVAILABLE", retryAfter: .seconds(7))))
     }
 
     @Test func successCarriesTheMessageName() {
-        #expect(FCMClassifier.classify(status: 200, errorCode: nil, messageName: "projects/p/messages/1") == .final(.delivered(providerMessageID: "projects/p/messages/1")))
+        #expect(
+            FCMClassifier.classify(status: 200, errorCode: nil, messageName: "projects/p/messages/1")
+                == .final(.delivered(providerMessageID: "projects/p/messages/1")))
     }
 }
 
@@ -165,25 +178,32 @@ enum VerdictClass: Equatable, Sendable {
         ("SomethingNew", .rejected(.invalidArgument)),
     ])
     func ticketErrorMapsToItsClass(_ code: String, _ expected: VerdictClass) {
-        #expect(VerdictClass(ExpoClassifier.classifyTicket(status: "error", id: nil, error: code, message: "m")) == expected)
+        #expect(
+            VerdictClass(ExpoClassifier.classifyTicket(status: "error", id: nil, error: code, message: "m")) == expected
+        )
     }
 
     @Test func okTicketCarriesItsID() {
-        #expect(ExpoClassifier.classifyTicket(status: "ok", id: "t-1", error: nil, message: nil) == .final(.delivered(providerMessageID: "t-1")))
+        #expect(
+            ExpoClassifier.classifyTicket(status: "ok", id: "t-1", error: nil, message: nil)
+                == .final(.delivered(providerMessageID: "t-1")))
     }
 
-    @Test(arguments: [
-        (429, "TOO_MANY_REQUESTS", false, VerdictClass.retryThenUnavailable(fresh: false)),
-        (401, "UNAUTHORIZED", false, .configuration),
-        (400, "PUSH_TOO_MANY_EXPERIENCE_IDS", false, .rejected(.invalidArgument)),
-        (400, "PUSH_TOO_MANY_NOTIFICATIONS", false, .rejected(.invalidArgument)),
-        (400, "PUSH_TOO_MANY_RECEIPTS", false, .rejected(.invalidArgument)),
-        (400, "VALIDATION_ERROR", false, .rejected(.invalidArgument)),
-        (500, "API_ERROR", true, .retryThenUnavailable(fresh: false)),
-        (400, "API_ERROR", false, .rejected(.invalidArgument)),
-        (503, nil, false, .retryThenUnavailable(fresh: false)),
-    ] as [(Int, String?, Bool, VerdictClass)])
+    @Test(
+        arguments: [
+            (429, "TOO_MANY_REQUESTS", false, VerdictClass.retryThenUnavailable(fresh: false)),
+            (401, "UNAUTHORIZED", false, .configuration),
+            (400, "PUSH_TOO_MANY_EXPERIENCE_IDS", false, .rejected(.invalidArgument)),
+            (400, "PUSH_TOO_MANY_NOTIFICATIONS", false, .rejected(.invalidArgument)),
+            (400, "PUSH_TOO_MANY_RECEIPTS", false, .rejected(.invalidArgument)),
+            (400, "VALIDATION_ERROR", false, .rejected(.invalidArgument)),
+            (500, "API_ERROR", true, .retryThenUnavailable(fresh: false)),
+            (400, "API_ERROR", false, .rejected(.invalidArgument)),
+            (503, nil, false, .retryThenUnavailable(fresh: false)),
+        ] as [(Int, String?, Bool, VerdictClass)])
     func requestErrorMapsToItsClass(_ status: Int, _ code: String?, _ transient: Bool, _ expected: VerdictClass) {
-        #expect(VerdictClass(ExpoClassifier.classifyRequest(status: status, code: code, isTransient: transient)) == expected)
+        #expect(
+            VerdictClass(ExpoClassifier.classifyRequest(status: status, code: code, isTransient: transient)) == expected
+        )
     }
 }

@@ -42,7 +42,8 @@ import Testing
     @Test func pushTypeDefaults() throws {
         #expect(try pushes(#"{"to":"\#(TestTokens.apns)","body":"x"}"#).first?.pushType == .alert)
         #expect(try pushes(#"{"to":"\#(TestTokens.apns)","contentAvailable":true}"#).first?.pushType == .background)
-        #expect(try pushes(#"{"to":"\#(TestTokens.apns)","contentAvailable":true,"body":"x"}"#).first?.pushType == .alert)
+        #expect(
+            try pushes(#"{"to":"\#(TestTokens.apns)","contentAvailable":true,"body":"x"}"#).first?.pushType == .alert)
         #expect(try pushes(#"{"to":"\#(TestTokens.apns)","data":{"k":"v"}}"#).first?.pushType == .alert)
         #expect(try pushes(#"{"to":"\#(TestTokens.apns)","pushType":"voip"}"#).first?.pushType == .voip)
     }

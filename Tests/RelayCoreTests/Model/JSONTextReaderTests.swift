@@ -29,11 +29,23 @@ struct JSONTextReaderTests {
         "Pinned readings: numbers, strings, trailing commas, duplicate keys, byte order mark",
         arguments: [
             ("[1.0, 1e2, 1.5, -0, -0.0, 1E+2, 1.5e1, 0.5e-1]", "[1,100,1.5,0,0,100,15,0.05]"),
-            ("[9223372036854775807, -9223372036854775808, 9223372036854775808]", "[9223372036854775807,-9223372036854775808,9223372036854775808.0]"),
-            ("[9007199254740993.0, 1.2345678901234567e17, 1e-400, 1.00000000000000000001]", "[9007199254740993,123456789012345670,0,1]"),
+            (
+                "[9223372036854775807, -9223372036854775808, 9223372036854775808]",
+                "[9223372036854775807,-9223372036854775808,9223372036854775808.0]"
+            ),
+            (
+                "[9007199254740993.0, 1.2345678901234567e17, 1e-400, 1.00000000000000000001]",
+                "[9007199254740993,123456789012345670,0,1]"
+            ),
             // Whole below 2^53 as a Double; above, the whole part of the text; beyond Int64, a Double.
-            ("[9223372036854775.808, -922337203685477580.8, 92233720368547758070e-1, -9223372036854775809]", "[9223372036854775,-922337203685477580,9223372036854775808.0,-9223372036854775808.0]"),
-            (#"["\u00e9\uD83D\uDE00", "a\/b", "\u0000", "\"\\\b\f\n\r\t"]"#, #"["é😀","a/b","\u0000","\"\\\b\f\n\r\t"]"#),
+            (
+                "[9223372036854775.808, -922337203685477580.8, 92233720368547758070e-1, -9223372036854775809]",
+                "[9223372036854775,-922337203685477580,9223372036854775808.0,-9223372036854775808.0]"
+            ),
+            (
+                #"["\u00e9\uD83D\uDE00", "a\/b", "\u0000", "\"\\\b\f\n\r\t"]"#,
+                #"["é😀","a/b","\u0000","\"\\\b\f\n\r\t"]"#
+            ),
             ("[1 , ]", "[1]"),
             (#"{"a" : 1 , }"#, #"{"a":1}"#),
             (#"{"a":1,"a":2}"#, #"{"a":1}"#),
@@ -87,7 +99,9 @@ struct JSONTextReaderTests {
         // JSONDecoder keeps the first value of a repeated key and never reads the second, bad escape and all.
         let repeated = Array(#"{"a":1,"a":"\x"}"#.utf8)
         #expect(Self.reference(repeated) == .object(["a": .int(1)]))
-        #expect(throws: JSONSyntaxError(offset: 12, reason: "an unknown escape in a string")) { try JSONValue.parse(repeated) }
+        #expect(throws: JSONSyntaxError(offset: 12, reason: "an unknown escape in a string")) {
+            try JSONValue.parse(repeated)
+        }
         // JSONDecoder guesses UTF-16 from NUL bytes; RFC 8259 says JSON between systems is UTF-8.
         let utf16: [UInt8] = [0x2D, 0x00, 0x31, 0x00]
         #expect(Self.reference(utf16) == .int(-1))
@@ -121,7 +135,7 @@ struct JSONTextReaderTests {
     @Test("Generated texts read as JSONDecoder reads them")
     func generated() {
         var random = SeededGenerator(seed: 0x5EED_0001)
-        for round in 0 ..< 2_000 {
+        for round in 0..<2_000 {
             var text: [UInt8] = []
             TextGenerator.value(depth: 0, into: &text, using: &random)
             let ours = JSONValue.decode(text)
@@ -137,13 +151,13 @@ struct JSONTextReaderTests {
         // No NUL: JSONDecoder reads text with NULs between the characters as UTF-16 (below).
         let inserts = Array(#"[]{},:"\-+.eE019tfnu "#.utf8) + [0x01, 0x09, 0x0A, 0x1F, 0x7F, 0x80, 0xC3, 0xA9, 0xFF]
         var refused = 0
-        for round in 0 ..< 4_000 {
+        for round in 0..<4_000 {
             var text: [UInt8] = []
             // Keys distinct: JSONDecoder leaves the value of a repeated key unread (below).
             TextGenerator.value(depth: 0, repeatingKeys: false, into: &text, using: &random)
-            for _ in 0 ..< Int.random(in: 1 ... 2, using: &random) where !text.isEmpty {
-                let position = Int.random(in: 0 ..< text.count, using: &random)
-                switch Int.random(in: 0 ..< 3, using: &random) {
+            for _ in 0..<Int.random(in: 1...2, using: &random) where !text.isEmpty {
+                let position = Int.random(in: 0..<text.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
                 case 0: text.remove(at: position)
                 case 1: text.insert(inserts.randomElement(using: &random) ?? 0, at: position)
                 default: text[position] = inserts.randomElement(using: &random) ?? 0
@@ -154,7 +168,7 @@ struct JSONTextReaderTests {
             #expect(Self.identical(ours, Self.reference(text)), "round \(round): \(text)")
         }
         // Both outcomes are well represented, or the comparison proves little.
-        #expect((500 ... 3_500).contains(refused), "refused \(refused) of 4000")
+        #expect((500...3_500).contains(refused), "refused \(refused) of 4000")
     }
 }
 
@@ -178,34 +192,36 @@ private enum TextGenerator {
 
     static func string(into text: inout [UInt8], using random: inout SeededGenerator) {
         text.append(UInt8(ascii: "\""))
-        for _ in 0 ..< Int.random(in: 0 ... 4, using: &random) {
+        for _ in 0..<Int.random(in: 0...4, using: &random) {
             text += Array((stringPieces.randomElement(using: &random) ?? "").utf8)
         }
         text.append(UInt8(ascii: "\""))
     }
 
-    static func value(depth: Int, repeatingKeys: Bool = true, into text: inout [UInt8], using random: inout SeededGenerator) {
+    static func value(
+        depth: Int, repeatingKeys: Bool = true, into text: inout [UInt8], using random: inout SeededGenerator
+    ) {
         space(&text, &random)
         let kinds = depth < 4 ? 8 : 6
-        switch Int.random(in: 0 ..< kinds, using: &random) {
+        switch Int.random(in: 0..<kinds, using: &random) {
         case 0: text += Array("null".utf8)
         case 1: text += Array((Bool.random(using: &random) ? "true" : "false").utf8)
         case 2, 3: text += Array((numbers.randomElement(using: &random) ?? "0").utf8)
         case 4, 5: string(into: &text, using: &random)
         case 6:
             text.append(UInt8(ascii: "["))
-            let count = Int.random(in: 0 ... 4, using: &random)
-            for element in 0 ..< count {
+            let count = Int.random(in: 0...4, using: &random)
+            for element in 0..<count {
                 if element > 0 { text.append(UInt8(ascii: ",")) }
                 value(depth: depth + 1, repeatingKeys: repeatingKeys, into: &text, using: &random)
             }
-            if count > 0, Int.random(in: 0 ..< 8, using: &random) == 0 { text.append(UInt8(ascii: ",")) }
+            if count > 0, Int.random(in: 0..<8, using: &random) == 0 { text.append(UInt8(ascii: ",")) }
             space(&text, &random)
             text.append(UInt8(ascii: "]"))
         default:
             text.append(UInt8(ascii: "{"))
-            let count = Int.random(in: 0 ... 4, using: &random)
-            for member in 0 ..< count {
+            let count = Int.random(in: 0...4, using: &random)
+            for member in 0..<count {
                 if member > 0 { text.append(UInt8(ascii: ",")) }
                 space(&text, &random)
                 // Few distinct keys, so that some repeat.
@@ -214,7 +230,7 @@ private enum TextGenerator {
                 text.append(UInt8(ascii: ":"))
                 value(depth: depth + 1, repeatingKeys: repeatingKeys, into: &text, using: &random)
             }
-            if count > 0, Int.random(in: 0 ..< 8, using: &random) == 0 { text.append(UInt8(ascii: ",")) }
+            if count > 0, Int.random(in: 0..<8, using: &random) == 0 { text.append(UInt8(ascii: ",")) }
             space(&text, &random)
             text.append(UInt8(ascii: "}"))
         }

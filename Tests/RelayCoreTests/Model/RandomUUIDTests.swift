@@ -8,7 +8,7 @@ struct RandomUUIDTests {
     @Test("Version 4, RFC 9562 variant, lowercase, and all different")
     func shape() {
         var seen = Set<String>()
-        for _ in 0 ..< 10_000 {
+        for _ in 0..<10_000 {
             let text = UUID.randomString()
             let characters = Array(text)
             #expect(text.count == 36)
@@ -23,11 +23,12 @@ struct RandomUUIDTests {
 
     @Test("The lowercase text is Foundation's uuidString in lowercase")
     func lowercaseText() {
-        for _ in 0 ..< 1_000 {
+        for _ in 0..<1_000 {
             let uuid = UUID.random()
             #expect(uuid.lowercaseString == uuid.uuidString.lowercased())
         }
-        let fixed = UUID(uuid: (0x00, 0x1F, 0xA2, 0xB3, 0xC4, 0xD5, 0xE6, 0xF7, 0x08, 0x19, 0x2A, 0x3B, 0x4C, 0x5D, 0x6E, 0xFF))
+        let fixed = UUID(
+            uuid: (0x00, 0x1F, 0xA2, 0xB3, 0xC4, 0xD5, 0xE6, 0xF7, 0x08, 0x19, 0x2A, 0x3B, 0x4C, 0x5D, 0x6E, 0xFF))
         #expect(fixed.lowercaseString == "001fa2b3-c4d5-e6f7-0819-2a3b4c5d6eff")
     }
 
@@ -43,9 +44,9 @@ struct RandomUUIDTests {
 
         var previous = ""
         var seen = Set<String>()
-        for step in 0 ..< 2_000 {
-            // Within one millisecond the order is random; from one to the next it follows the time (2 ms steps, clear of
-            // rounding in the Double seconds).
+        for step in 0..<2_000 {
+            // Within one millisecond the order is random; from one to the next it follows the time (2 ms steps, clear
+            // of rounding in the Double seconds).
             let id = UUID.timeOrdered(at: date.addingTimeInterval(Double(step) * 0.002)).lowercaseString
             #expect(id > previous)
             previous = id

@@ -17,7 +17,8 @@ import Testing
     @Test(arguments: PushPriority.allCases)
     func backgroundPushesGoWithPriorityFive(_ priority: PushPriority) throws {
         let push = try #require(
-            try pushes(#"{"to":"\#(TestTokens.apns)","contentAvailable":true,"priority":"\#(priority.rawValue)"}"#).first
+            try pushes(#"{"to":"\#(TestTokens.apns)","contentAvailable":true,"priority":"\#(priority.rawValue)"}"#)
+                .first
         )
         let request = try APNsRequest(push: push, settings: testSettings, now: testNow, apnsID: testAPNsID)
         #expect(request.headers.contains(HeaderField("apns-priority", "5")))
@@ -28,11 +29,13 @@ import Testing
         let push = try #require(try pushes(#"{"to":"\#(TestTokens.apns)","body":"x"}"#).first)
         var settings = testSettings
         settings.apnsDefaultEnvironment = .sandbox
-        #expect(try APNsRequest(push: push, settings: settings, now: testNow, apnsID: testAPNsID).environment == .sandbox)
+        #expect(
+            try APNsRequest(push: push, settings: settings, now: testNow, apnsID: testAPNsID).environment == .sandbox)
     }
 
     @Test func customDataSitsBesideAps() throws {
-        let push = try #require(try pushes(#"{"to":"\#(TestTokens.apns)","body":"x","data":{"incidentId":"12"}}"#).first)
+        let push = try #require(
+            try pushes(#"{"to":"\#(TestTokens.apns)","body":"x","data":{"incidentId":"12"}}"#).first)
         let request = try APNsRequest(push: push, settings: testSettings, now: testNow, apnsID: testAPNsID)
         let body = try #require(JSONValue.decode(request.body)?.objectValue)
         #expect(body["incidentId"] == .string("12"))

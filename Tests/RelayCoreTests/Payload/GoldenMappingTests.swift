@@ -75,7 +75,8 @@ import Testing
             return .object([
                 "environment": .string(request.environment.rawValue),
                 "path": .string(request.path),
-                "headers": .object(Dictionary(uniqueKeysWithValues: request.headers.map { ($0.name, .string($0.value)) })),
+                "headers": .object(
+                    Dictionary(uniqueKeysWithValues: request.headers.map { ($0.name, .string($0.value)) })),
                 "body": try #require(JSONValue.decode(request.body)),
             ])
         case .fcm:

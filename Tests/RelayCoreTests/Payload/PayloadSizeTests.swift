@@ -23,7 +23,8 @@ import Testing
     @Test func apnsAcceptsExactly4096Bytes() throws {
         let overhead = apnsSize(try push(.apns, padding: 0))
         let fits = try push(.apns, padding: 4096 - overhead)
-        #expect(try APNsRequest(push: fits, settings: testSettings, now: testNow, apnsID: testAPNsID).body.count == 4096)
+        #expect(
+            try APNsRequest(push: fits, settings: testSettings, now: testNow, apnsID: testAPNsID).body.count == 4096)
 
         let over = try push(.apns, padding: 4097 - overhead)
         #expect(throws: MessageTooBig(provider: .apns, size: 4097, limit: 4096)) {
@@ -35,7 +36,8 @@ import Testing
         let voip = #","pushType":"voip""#
         let overhead = apnsSize(try push(.apns, padding: 0, extra: voip))
         let fits = try push(.apns, padding: 5120 - overhead, extra: voip)
-        #expect(try APNsRequest(push: fits, settings: testSettings, now: testNow, apnsID: testAPNsID).body.count == 5120)
+        #expect(
+            try APNsRequest(push: fits, settings: testSettings, now: testNow, apnsID: testAPNsID).body.count == 5120)
         let over = try push(.apns, padding: 5121 - overhead, extra: voip)
         #expect(throws: MessageTooBig(provider: .apns, size: 5121, limit: 5120)) {
             try APNsRequest(push: over, settings: testSettings, now: testNow, apnsID: testAPNsID)

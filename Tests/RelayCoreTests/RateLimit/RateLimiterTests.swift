@@ -95,7 +95,8 @@ import Testing
 
     @Test func manyDevicesKeepTheirOwnBuckets() {
         // Devices are kept under a hash of their fingerprint: 50,000 of them at 2 a minute must not share a bucket.
-        var limiter = TenantRateLimiter(limits: RateLimits(ratePerSecond: 1_000_000, burst: 1_000_000, perDevicePerMinute: 2))
+        var limiter = TenantRateLimiter(
+            limits: RateLimits(ratePerSecond: 1_000_000, burst: 1_000_000, perDevicePerMinute: 2))
         let devices = (0..<50_000).map { "fingerprint-\($0)" }
         let first = devices.filter { limiter.admitDevice($0, now: 1_000) }.count
         let second = devices.filter { limiter.admitDevice($0, now: 1_000) }.count

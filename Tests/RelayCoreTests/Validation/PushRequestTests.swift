@@ -14,14 +14,16 @@ import Testing
     }
 
     @Test func validRequestKeepsNotificationsInOrder() throws {
-        let body = #"{"messages":[{"to":["\#(apnsToken)","\#(expoToken)"],"body":"a"},{"to":"\#(fcmToken)","body":"b"}]}"#
+        let body =
+            #"{"messages":[{"to":["\#(apnsToken)","\#(expoToken)"],"body":"a"},{"to":"\#(fcmToken)","body":"b"}]}"#
         let request = try PushRequest.parse(Array(body.utf8))
         #expect(request.pushes.map(\.provider) == [.apns, .expo, .fcm])
         #expect(request.pushes.map(\.token) == [apnsToken, expoToken, fcmToken])
     }
 
     @Test func pathsNameTheMessageAndField() throws {
-        let body = #"{"messages":[{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)","sound":{"critical":true,"volume":7}}]}"#
+        let body =
+            #"{"messages":[{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)","sound":{"critical":true,"volume":7}}]}"#
         #expect(try failure(body).issues.map(\.path) == ["messages[3].sound.volume"])
     }
 

@@ -60,7 +60,9 @@ enum LiveTransport {
             case .success(let response) where response.header("x-request") == "\(number)":
                 continue
             case .success(let response):
-                Issue.record("request \(number) got the answer of \(response.header("x-request") ?? "none")", sourceLocation: sourceLocation)
+                Issue.record(
+                    "request \(number) got the answer of \(response.header("x-request") ?? "none")",
+                    sourceLocation: sourceLocation)
             case .failure(let error):
                 Issue.record("request \(number) failed: \(error)", sourceLocation: sourceLocation)
             }
@@ -86,7 +88,9 @@ enum LiveTransport {
     /// Whether two byte arrays are equal, compared with `memcmp` (element-wise `==` is slow in debug builds).
     static func same(_ left: [UInt8], _ right: [UInt8]) -> Bool {
         left.count == right.count
-            && left.withUnsafeBytes { l in right.withUnsafeBytes { r in memcmp(l.baseAddress!, r.baseAddress!, l.count) == 0 } }
+            && left.withUnsafeBytes { l in
+                right.withUnsafeBytes { r in memcmp(l.baseAddress!, r.baseAddress!, l.count) == 0 }
+            }
     }
 
     private static let patternBlock: [UInt8] = {

@@ -12,7 +12,9 @@ import Testing
         let store = MemoryStore()
         let tenant = Tenant(name: "acme")
         try await store.createTenant(tenant)
-        for _ in 0..<KeyLifecycle.maxActiveKeys { _ = try await KeyLifecycle.issue(for: tenant, expires: nil, in: store, now: t0) }
+        for _ in 0..<KeyLifecycle.maxActiveKeys {
+            _ = try await KeyLifecycle.issue(for: tenant, expires: nil, in: store, now: t0)
+        }
         await #expect(throws: KeyLifecycle.Failure.tooManyActiveKeys(tenant: "acme", count: 5)) {
             try await KeyLifecycle.issue(for: tenant, expires: nil, in: store, now: t0)
         }

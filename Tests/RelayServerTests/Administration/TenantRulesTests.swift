@@ -83,10 +83,11 @@ import Testing
         #expect((TenantRules.problem(name: name) == nil) == valid)
     }
 
-    @Test(arguments: [
-        (1_000_000, true), (1_000_000.0.nextUp, false), (0.5, true), (0, false), (-1, false), (.nan, false),
-        (.infinity, false),
-    ] as [(Double, Bool)])
+    @Test(
+        arguments: [
+            (1_000_000, true), (1_000_000.0.nextUp, false), (0.5, true), (0, false), (-1, false), (.nan, false),
+            (.infinity, false),
+        ] as [(Double, Bool)])
     func rates(_ rate: Double, _ valid: Bool) {
         #expect((TenantRules.problem(rate: rate) == nil) == valid)
     }

@@ -8,7 +8,8 @@ struct ConfigurationDocsTests {
     /// `section.key` and the variable of every row of the key tables, from `## \`[section]\`` to the next heading.
     static func documentedKeys() throws -> [(path: String, variable: String)] {
         let docs = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Docs/configuration.md")
         let text = try String(contentsOf: docs, encoding: .utf8)
         var section: String?
@@ -33,7 +34,8 @@ struct ConfigurationDocsTests {
         let documented = try Self.documentedKeys()
         #expect(documented.map(\.path) == ConfigurationKey.all.map(\.path), "same keys, in the same order")
         for (path, variable) in documented {
-            #expect(ConfigurationKey.byPath[path]?.environmentName == variable, "\(path) is documented with \(variable)")
+            #expect(
+                ConfigurationKey.byPath[path]?.environmentName == variable, "\(path) is documented with \(variable)")
         }
     }
 }

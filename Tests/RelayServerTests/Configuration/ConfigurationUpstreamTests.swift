@@ -74,7 +74,9 @@ import Testing
         #expect(try #require(parsedConfiguration("[upstream]\ntransport = \"CURL\"")).upstream.transport == .curl)
     }
 
-    @Test(arguments: ["http://[::1]:3128", "http://192.168.1.10:8080", "HTTP://proxy.example:3128/", "http://u@p.example:1"])
+    @Test(arguments: [
+        "http://[::1]:3128", "http://192.168.1.10:8080", "HTTP://proxy.example:3128/", "http://u@p.example:1",
+    ])
     func validProxiesAreAccepted(url: String) throws {
         let proxy = try #require(parsedConfiguration("[upstream]\nproxy = \"\(url)\"")?.upstream.proxy)
         #expect(proxy.url.value == url)

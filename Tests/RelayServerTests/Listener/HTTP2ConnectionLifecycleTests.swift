@@ -14,7 +14,9 @@ struct HTTP2ConnectionLifecycleTests {
     @Test func aConnectionThatNeverOpensAStreamClosesAfterTheIdleTimeout() {
         var lifecycle = Lifecycle(timeouts: Self.timeouts, now: Self.start)
         #expect(lifecycle.initialWakeUp == Self.at(300))
-        #expect(lifecycle.timerFired(now: Self.at(300)) == .init(goAway: .init(lastStreamID: 0, ping: nil), wakeUp: nil, close: true))
+        #expect(
+            lifecycle.timerFired(now: Self.at(300))
+                == .init(goAway: .init(lastStreamID: 0, ping: nil), wakeUp: nil, close: true))
         #expect(lifecycle.isClosed)
     }
 
@@ -28,7 +30,9 @@ struct HTTP2ConnectionLifecycleTests {
         #expect(lifecycle.streamClosed(id: 3, now: Self.at(500)) == .none)
         // Idle since 500: not yet due at 600, due at 800.
         #expect(lifecycle.timerFired(now: Self.at(600)) == .init(goAway: nil, wakeUp: Self.at(800), close: false))
-        #expect(lifecycle.timerFired(now: Self.at(800)) == .init(goAway: .init(lastStreamID: 3, ping: nil), wakeUp: nil, close: true))
+        #expect(
+            lifecycle.timerFired(now: Self.at(800))
+                == .init(goAway: .init(lastStreamID: 3, ping: nil), wakeUp: nil, close: true))
     }
 
     @Test func aStreamOpenedWhileIdleCancelsTheIdleClose() {
@@ -43,7 +47,9 @@ struct HTTP2ConnectionLifecycleTests {
         _ = lifecycle.streamOpened(id: 1)
         #expect(
             lifecycle.quiesce(now: Self.at(2))
-                == .init(goAway: .init(lastStreamID: Lifecycle.maximumStreamID, ping: Lifecycle.drainPing), wakeUp: Self.at(32), close: false)
+                == .init(
+                    goAway: .init(lastStreamID: Lifecycle.maximumStreamID, ping: Lifecycle.drainPing),
+                    wakeUp: Self.at(32), close: false)
         )
         // A second quiesce changes nothing.
         #expect(lifecycle.quiesce(now: Self.at(3)) == .none)
@@ -51,9 +57,13 @@ struct HTTP2ConnectionLifecycleTests {
         _ = lifecycle.streamOpened(id: 5)
         // Someone else's PING acknowledgement is not ours.
         #expect(lifecycle.pingAcknowledged(42, now: Self.at(4)) == .none)
-        #expect(lifecycle.pingAcknowledged(Lifecycle.drainPing, now: Self.at(4)) == .init(goAway: .init(lastStreamID: 5, ping: nil), wakeUp: nil, close: false))
+        #expect(
+            lifecycle.pingAcknowledged(Lifecycle.drainPing, now: Self.at(4))
+                == .init(goAway: .init(lastStreamID: 5, ping: nil), wakeUp: nil, close: false))
         #expect(lifecycle.streamClosed(id: 1, now: Self.at(5)) == .none)
-        #expect(lifecycle.streamClosed(id: 5, now: Self.at(6)) == .init(goAway: .init(lastStreamID: 5, ping: nil), wakeUp: nil, close: true))
+        #expect(
+            lifecycle.streamClosed(id: 5, now: Self.at(6))
+                == .init(goAway: .init(lastStreamID: 5, ping: nil), wakeUp: nil, close: true))
         #expect(lifecycle.isClosed)
     }
 
@@ -64,7 +74,9 @@ struct HTTP2ConnectionLifecycleTests {
         _ = lifecycle.quiesce(now: Self.at(3))
         // Closing the last stream while waiting for the acknowledgement does not close early: the client may still
         // be opening streams it sent before it saw the GOAWAY.
-        #expect(lifecycle.pingAcknowledged(Lifecycle.drainPing, now: Self.at(4)) == .init(goAway: .init(lastStreamID: 7, ping: nil), wakeUp: nil, close: true))
+        #expect(
+            lifecycle.pingAcknowledged(Lifecycle.drainPing, now: Self.at(4))
+                == .init(goAway: .init(lastStreamID: 7, ping: nil), wakeUp: nil, close: true))
     }
 
     @Test func aClientThatNeverAnswersIsClosedAtTheGraceDeadline() {

@@ -1,5 +1,5 @@
-import HTTP2TestClient
 import Foundation
+import HTTP2TestClient
 import Testing
 
 @testable import RelaySimulator
@@ -50,7 +50,9 @@ import Testing
         try await withSimulator { simulator, client, _ in
             let sent = try await sendExpo(
                 client,
-                body: #"[{"to":"ExponentPushToken[fine]"},{"to":"ExponentPushToken[0610receipt]"},{"to":"ExponentPushToken[0407creds]"}]"#)
+                body:
+                    #"[{"to":"ExponentPushToken[fine]"},{"to":"ExponentPushToken[0610receipt]"},{"to":"ExponentPushToken[0407creds]"}]"#
+            )
             let tickets = try #require(try json(sent)["data"]?.arrayValue)
             #expect(tickets.map { $0["status"]?.stringValue } == ["ok", "ok", "ok"])
             let okID = try #require(tickets[0]["id"]?.stringValue)

@@ -1,6 +1,6 @@
-import HTTP2TestClient
 import Crypto
 import Foundation
+import HTTP2TestClient
 import Testing
 import _CryptoExtras
 
