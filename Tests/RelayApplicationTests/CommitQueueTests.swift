@@ -139,7 +139,7 @@ struct CommitQueueTests {
 
 /// A memory store whose first commit carrying the audit record with detail `failingOn` waits until the test releases
 /// it, then fails and writes nothing; every other call goes to the memory store.
-final class FailingOnceStore: PushStore {
+final class FailingOnceStore: ForwardingPushStore {
     let base = MemoryStore()
     let failingOn: String
     /// Fired when the failing commit has reached the store.
@@ -166,52 +166,6 @@ final class FailingOnceStore: PushStore {
         failingCommitStarted.fire()
         await release.wait()
         throw StoreError.unavailable("commit fails (test)")
-    }
-
-    func migrate() async throws {}
-    func ping() async throws {}
-    func createTenant(_ tenant: Tenant) async throws { try await base.createTenant(tenant) }
-    func tenant(id: String) async throws -> Tenant? { try await base.tenant(id: id) }
-    func tenant(named name: String) async throws -> Tenant? { try await base.tenant(named: name) }
-    func tenants() async throws -> [Tenant] { try await base.tenants() }
-    func updateTenant(_ tenant: Tenant) async throws { try await base.updateTenant(tenant) }
-    func createKey(_ key: TenantKeyRecord) async throws { try await base.createKey(key) }
-    func key(id: String) async throws -> TenantKeyRecord? { try await base.key(id: id) }
-    func keys(tenantID: String) async throws -> [TenantKeyRecord] { try await base.keys(tenantID: tenantID) }
-    func updateKey(_ key: TenantKeyRecord) async throws { try await base.updateKey(key) }
-    func markKeysUsed(_ ids: Set<String>, at date: Date) async throws { try await base.markKeysUsed(ids, at: date) }
-    func receipts(ids: [String], tenantID: String) async throws -> [Receipt] {
-        try await base.receipts(ids: ids, tenantID: tenantID)
-    }
-    func pendingReceipt(expoTicketID: String) async throws -> Receipt? {
-        try await base.pendingReceipt(expoTicketID: expoTicketID)
-    }
-    func pruneReceipts(now: Date) async throws -> Int { try await base.pruneReceipts(now: now) }
-    func createOperator(_ record: OperatorRecord) async throws { try await base.createOperator(record) }
-    func operatorRecord(id: String) async throws -> OperatorRecord? { try await base.operatorRecord(id: id) }
-    func operators() async throws -> [OperatorRecord] { try await base.operators() }
-    func updateOperator(_ record: OperatorRecord) async throws { try await base.updateOperator(record) }
-    func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
-        try await base.usage(tenantID: tenantID, fromDay: fromDay)
-    }
-    func auditHead(chain: String) async throws -> AuditAnchor? { try await base.auditHead(chain: chain) }
-    func auditChains() async throws -> [String] { try await base.auditChains() }
-    func auditAnchor(chain: String) async throws -> AuditAnchor? { try await base.auditAnchor(chain: chain) }
-    func auditRecords(chain: String, after position: Int64, limit: Int) async throws -> [StoredAuditRecord] {
-        try await base.auditRecords(chain: chain, after: position, limit: limit)
-    }
-    func auditRecords(matching filter: AuditFilter, after position: Int64, limit: Int) async throws
-        -> [StoredAuditRecord]
-    {
-        try await base.auditRecords(matching: filter, after: position, limit: limit)
-    }
-    func auditCheckpoints(chain: String) async throws -> [AuditCheckpoint] {
-        try await base.auditCheckpoints(chain: chain)
-    }
-    func pruneAudit(to anchor: AuditAnchor) async throws -> Int { try await base.pruneAudit(to: anchor) }
-    func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
-    func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
-        try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit)
     }
 }
 
