@@ -13,15 +13,13 @@ import Synchronization
 /// accepted push.
 ///
 /// The job writes the request's receipts, usage and audit records once, in one group commit after the last outcome:
-/// receipts with their outcomes, and those of the request's refused notifications (``Writes``). A request that
-/// answers before that (its deadline) stores ``provisionalReceipts()`` first, which never overwrite an outcome.
+/// receipts with their outcomes, and those of the request's refused notifications (the plan's ``RecordWrites``). A
+/// request that answers before that (its deadline) stores ``provisionalReceipts()`` first, which never overwrite an
+/// outcome.
 final class DeliveryJob: Sendable {
-    struct Item: Sendable {
-        var index: Int
-        var push: ResolvedPush
-        /// The notification's record, with its receipt pending until the sender's report concludes it.
-        var record: NotificationRecord
-    }
+    /// One notification that goes upstream: the plan's own value, so that the job shares the plan's array instead of
+    /// copying every push and record while the request waits.
+    typealias Item = AdmissionPlan.Delivery
 
     /// What a waiting request learns.
     struct Progress: Sendable {

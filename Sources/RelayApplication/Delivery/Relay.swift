@@ -181,7 +181,7 @@ package final class Relay: Sendable {
             return tickets
         }
         let job = DeliveryJob(
-            items: plan.deliveries.map { DeliveryJob.Item(index: $0.index, push: $0.push, record: $0.record) },
+            items: plan.deliveries,
             decided: plan.writes,
             senders: senders,
             commits: commits,
