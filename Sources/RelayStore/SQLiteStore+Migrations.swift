@@ -8,6 +8,7 @@ extension SQLiteStore {
         migrator.registerMigration("v1", migrate: createSchemaV1)
         migrator.registerMigration("v2", migrate: createSchemaV2)
         migrator.registerMigration("v3", migrate: createSchemaV3)
+        migrator.registerMigration("usage_not_admitted", migrate: addUsageNotAdmitted)
         return migrator
     }()
 
@@ -175,5 +176,13 @@ extension SQLiteStore {
                     accepted = accepted + excluded.accepted;
                 """
         )
+    }
+
+    /// The daily quota counts from the store (a relay starts each tenant's day from it), so usage tells the
+    /// notifications of requests refused whole apart from the other rate-limited ones: `not_admitted` counts the
+    /// former, which `rate_limited` also holds. Rows written before count none: on the day of the upgrade, refused
+    /// requests count against the quota of a relay that starts again that day.
+    private static func addUsageNotAdmitted(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE usage_daily ADD COLUMN not_admitted INTEGER NOT NULL DEFAULT 0")
     }
 }

@@ -7,7 +7,8 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted
+                    SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted,
+                        not_admitted
                     FROM usage_daily
                     WHERE tenant_id = ? AND day >= ? ORDER BY day, provider
                     """,
@@ -26,7 +27,8 @@ extension SQLiteStore {
                         rejected: try row.decode(forColumn: "rejected"),
                         rateLimited: try row.decode(forColumn: "rate_limited"),
                         failed: try row.decode(forColumn: "failed"),
-                        accepted: try row.decode(forColumn: "accepted")
+                        accepted: try row.decode(forColumn: "accepted"),
+                        notAdmitted: try row.decode(forColumn: "not_admitted")
                     )
                 )
             }
@@ -39,21 +41,22 @@ extension SQLiteStore {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO usage_daily (tenant_id, day, provider, delivered, token_invalid, rejected, rate_limited,
-                    failed, accepted)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    failed, accepted, not_admitted)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
                     delivered = delivered + excluded.delivered,
                     token_invalid = token_invalid + excluded.token_invalid,
                     rejected = rejected + excluded.rejected,
                     rate_limited = rate_limited + excluded.rate_limited,
                     failed = failed + excluded.failed,
-                    accepted = accepted + excluded.accepted
+                    accepted = accepted + excluded.accepted,
+                    not_admitted = not_admitted + excluded.not_admitted
                 """
         )
         for (key, counts) in usage where !counts.isZero {
             try statement.execute(arguments: [
                 key.tenantID, key.day, key.provider.rawValue, counts.delivered, counts.tokenInvalid, counts.rejected,
-                counts.rateLimited, counts.failed, counts.accepted,
+                counts.rateLimited, counts.failed, counts.accepted, counts.notAdmitted,
             ])
         }
     }

@@ -9,13 +9,18 @@ package struct UsageCounts: Sendable, Equatable, Codable {
     /// Refused by the relay's policy or the provider for the message itself (MessageTooBig, InvalidArgument,
     /// CriticalAlertsNotAllowed, ProviderNotConfigured, ProviderConfigurationError).
     package var rejected = 0
-    /// Refused by the tenant's rate limits (whole requests answered 429, and MessageRateExceeded).
+    /// Refused by the tenant's rate limits (whole requests answered 429, also counted in ``notAdmitted``, and
+    /// MessageRateExceeded).
     package var rateLimited = 0
     /// Not delivered for the relay's or the provider's trouble: ProviderUnavailable.
     package var failed = 0
     /// Accepted by Expo (its ticket is ok) with the receipt not known yet. The receipt moves the notification to its
     /// final column (``acceptedEnded(_:)``), so this counts the Expo notifications still in flight.
     package var accepted = 0
+    /// Of ``rateLimited``, the notifications of requests refused whole (429): the daily quota never admitted them,
+    /// so they are the only ones it does not count (``quotaUsed``). Not a column of its own: ``total`` has them once,
+    /// in ``rateLimited``.
+    package var notAdmitted = 0
 
     package init(
         delivered: Int = 0,
@@ -23,7 +28,8 @@ package struct UsageCounts: Sendable, Equatable, Codable {
         rejected: Int = 0,
         rateLimited: Int = 0,
         failed: Int = 0,
-        accepted: Int = 0
+        accepted: Int = 0,
+        notAdmitted: Int = 0
     ) {
         self.delivered = delivered
         self.tokenInvalid = tokenInvalid
@@ -31,14 +37,19 @@ package struct UsageCounts: Sendable, Equatable, Codable {
         self.rateLimited = rateLimited
         self.failed = failed
         self.accepted = accepted
+        self.notAdmitted = notAdmitted
     }
 
     /// Every notification, each in one column: an accepted one moves out of `accepted` when it lands in its final one.
     package var total: Int { delivered + tokenInvalid + rejected + rateLimited + failed + accepted }
+    /// What the tenant's daily quota counted: every notification it admitted, whatever its outcome (refused by the
+    /// relay's policy or the device's limit, delivered or not). All but those of requests refused whole.
+    package var quotaUsed: Int { total - notAdmitted }
     /// Whether every column is 0. Not `total == 0`: a move from one column to another (a late Expo receipt) has a
     /// total of 0 and must still be written.
     package var isZero: Bool {
         delivered == 0 && tokenInvalid == 0 && rejected == 0 && rateLimited == 0 && failed == 0 && accepted == 0
+            && notAdmitted == 0
     }
 
     package static func + (lhs: UsageCounts, rhs: UsageCounts) -> UsageCounts {
@@ -48,7 +59,8 @@ package struct UsageCounts: Sendable, Equatable, Codable {
             rejected: lhs.rejected + rhs.rejected,
             rateLimited: lhs.rateLimited + rhs.rateLimited,
             failed: lhs.failed + rhs.failed,
-            accepted: lhs.accepted + rhs.accepted
+            accepted: lhs.accepted + rhs.accepted,
+            notAdmitted: lhs.notAdmitted + rhs.notAdmitted
         )
     }
 

@@ -9,14 +9,15 @@ extension PostgresStore {
         let statements: [PostgresQuery]
     }
 
-    /// Every schema change, in order. `v1`, `v2`, … mirror SQLite's migrations of the same names (the same tables
-    /// and columns in PostgreSQL's types); the others are PostgreSQL's own. Never edit a shipped migration: add the
-    /// next one.
+    /// Every schema change, in order. `v1`, `v2`, … and `usage_not_admitted` mirror SQLite's migrations of the same
+    /// names (the same tables and columns in PostgreSQL's types); the others are PostgreSQL's own. Never edit a shipped
+    /// migration: add the next one.
     static let migrations: [Migration] = [
         Migration(name: "v1", statements: schemaV1),
         Migration(name: "v2", statements: schemaV2),
         Migration(name: "rate_limit_buckets", statements: rateLimitBuckets),
         Migration(name: "v3", statements: schemaV3),
+        Migration(name: "usage_not_admitted", statements: usageNotAdmitted),
     ]
 
     /// Any 32-bit constant naming "PushRelay's migrations" among the database's advisory locks; the second half of
@@ -278,5 +279,11 @@ extension PostgresStore {
             delivered = u.delivered + EXCLUDED.delivered,
             accepted = u.accepted + EXCLUDED.accepted
         """,
+    ]
+
+    /// Usage tells the notifications of requests refused whole apart from the other rate-limited ones (SQLite's
+    /// `usage_not_admitted`): `not_admitted` counts the former, which `rate_limited` also holds.
+    private static let usageNotAdmitted: [PostgresQuery] = [
+        "ALTER TABLE usage_daily ADD COLUMN not_admitted bigint NOT NULL DEFAULT 0"
     ]
 }

@@ -130,7 +130,8 @@ extension UsageRow {
                 rejected: try row.value("rejected"),
                 rateLimited: try row.value("rate_limited"),
                 failed: try row.value("failed"),
-                accepted: try row.value("accepted")
+                accepted: try row.value("accepted"),
+                notAdmitted: try row.value("not_admitted")
             )
         )
     }

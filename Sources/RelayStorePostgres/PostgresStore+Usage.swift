@@ -6,8 +6,8 @@ extension PostgresStore {
     package func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
         try await rows(
             """
-            SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted FROM usage_daily
-            WHERE tenant_id = \(tenantID) AND day >= \(fromDay) ORDER BY day, provider COLLATE "C"
+            SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted, not_admitted
+            FROM usage_daily WHERE tenant_id = \(tenantID) AND day >= \(fromDay) ORDER BY day, provider COLLATE "C"
             """
         ).map(UsageRow.init(row:))
     }
@@ -19,7 +19,7 @@ extension PostgresStore {
                 $1.key.tenantID, $1.key.day, $1.key.provider.rawValue
             )
         }
-        let width = 9
+        let width = 10
         return stride(from: 0, to: rows.count, by: rowsPerStatement).map { start in
             let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
             var binds = PostgresBindings(capacity: chunk.count * width)
@@ -35,11 +35,12 @@ extension PostgresStore {
                 binds.append(counts.rateLimited)
                 binds.append(counts.failed)
                 binds.append(counts.accepted)
+                binds.append(counts.notAdmitted)
             }
             return .assembled(
                 """
                 INSERT INTO usage_daily AS u (tenant_id, day, provider, delivered, token_invalid, rejected,
-                    rate_limited, failed, accepted)
+                    rate_limited, failed, accepted, not_admitted)
                 VALUES \(values.joined(separator: ", "))
                 ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
                     delivered = u.delivered + EXCLUDED.delivered,
@@ -47,7 +48,8 @@ extension PostgresStore {
                     rejected = u.rejected + EXCLUDED.rejected,
                     rate_limited = u.rate_limited + EXCLUDED.rate_limited,
                     failed = u.failed + EXCLUDED.failed,
-                    accepted = u.accepted + EXCLUDED.accepted
+                    accepted = u.accepted + EXCLUDED.accepted,
+                    not_admitted = u.not_admitted + EXCLUDED.not_admitted
                 """,
                 binds: binds
             )

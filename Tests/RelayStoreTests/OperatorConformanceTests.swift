@@ -120,6 +120,40 @@ struct OperatorConformanceTests {
         }
     }
 
+    /// Requests refused whole are told apart from the other rate-limited notifications, so that the daily quota,
+    /// which counts everything it admitted, can be read back from the day's usage alone.
+    @Test(arguments: StoreKind.all)
+    func theDailyQuotaCountsEveryNotificationOfTheDayButThoseOfRequestsRefusedWhole(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let day = UsageKey.day(of: Fixture.t0)
+            var batch = StoreBatch()
+            batch.count(
+                UsageCounts(delivered: 2, rejected: 1, rateLimited: 4, accepted: 1, notAdmitted: 3),
+                for: UsageKey(tenantID: "t", day: day, provider: .apns))
+            batch.count(UsageCounts(tokenInvalid: 1, failed: 1), for: UsageKey(tenantID: "t", day: day, provider: .fcm))
+            // The next day, and another tenant, are not today's count of this one.
+            batch.count(
+                UsageCounts(delivered: 5), for: UsageKey(tenantID: "t", date: Fixture.date(86_400), provider: .fcm))
+            batch.count(UsageCounts(delivered: 7), for: UsageKey(tenantID: "other", day: day, provider: .apns))
+            try await store.commit(batch)
+            var refused = StoreBatch()
+            refused.count(
+                UsageCounts(rateLimited: 2, notAdmitted: 2), for: UsageKey(tenantID: "t", day: day, provider: .apns))
+            try await store.commit(refused)
+
+            #expect(
+                try await store.usage(tenantID: "t", fromDay: day).first
+                    == UsageRow(
+                        day: day, provider: .apns,
+                        counts: UsageCounts(delivered: 2, rejected: 1, rateLimited: 6, accepted: 1, notAdmitted: 5))
+            )
+            // 2 + 1 + (6 - 5) + 1 on APNs, 2 on FCM.
+            #expect(try await store.quotaUsed(tenantID: "t", on: Fixture.t0) == 7)
+            #expect(try await store.quotaUsed(tenantID: "t", on: Fixture.date(86_400)) == 5)
+            #expect(try await store.quotaUsed(tenantID: "nobody", on: Fixture.t0) == 0)
+        }
+    }
+
     @Test(arguments: StoreKind.all)
     func aMoveBetweenColumnsIsWrittenThoughItsTotalIsZero(kind: StoreKind) async throws {
         try await kind.withStore { store in

@@ -158,7 +158,8 @@ package final class Relay: Sendable {
             var usage = StoreBatch()
             for push in pushes {
                 usage.count(
-                    UsageCounts(rateLimited: 1), for: UsageKey(tenantID: tenant.id, date: date, provider: push.provider)
+                    UsageCounts(rateLimited: 1, notAdmitted: 1),
+                    for: UsageKey(tenantID: tenant.id, date: date, provider: push.provider)
                 )
             }
             // Counted, not awaited for long: the refusal's audit record is written by the responder.
