@@ -21,9 +21,14 @@ package struct RateLimits: Sendable, Equatable, Codable {
 /// A request is admitted whole or refused whole: its notifications must fit both the token bucket and the day's
 /// quota, or nothing is taken and nothing is sent. Within an admitted request, each notification is checked against
 /// its device token's own bucket; a token over its limit gets `MessageRateExceeded` for that notification alone.
+///
+/// The day's quota counts every notification admitted on that UTC day. It starts at 0, or at what an owner that
+/// keeps the count elsewhere (the store) says was used before (``seedQuota(used:now:)``): an owner that seeds asks
+/// ``knowsQuota(at:)`` before each admission, so that it seeds once per day and then counts here alone.
 package struct TenantRateLimiter: Sendable {
     package private(set) var limits: RateLimits
     private var bucket: GCRA
+    /// The UTC day ``usedToday`` counts (``day(of:)``); -1 before the first.
     private var day: Int64 = -1
     private var usedToday = 0
     /// The per-device buckets that are not full: each one's theoretical arrival time, by device. Every device shares
@@ -67,9 +72,25 @@ package struct TenantRateLimiter: Sendable {
         devices.removeAll()
     }
 
+    /// The UTC day of `now` (UNIX seconds), counted from 1970-01-01: the daily quota's period.
+    package static func day(of now: Double) -> Int64 { Int64((now / 86_400).rounded(.down)) }
+
+    /// Whether the quota's count of `now`'s day is here: seeded, or counted since the day's first admission.
+    package func knowsQuota(at now: Double) -> Bool { day == Self.day(of: now) }
+
+    /// Starts the count of `now`'s day at `used`, the notifications admitted on that day before this limiter counted
+    /// any; does nothing when it already counts that day (a concurrent seed came first, and what was admitted since
+    /// is counted on top of it).
+    package mutating func seedQuota(used: Int, now: Double) {
+        let today = Self.day(of: now)
+        guard today != day else { return }
+        day = today
+        usedToday = max(0, used)
+    }
+
     /// Admits `count` notifications at `now` (UNIX seconds) or refuses them all.
     package mutating func admit(_ count: Int, now: Double) -> Decision {
-        let today = Int64((now / 86_400).rounded(.down))
+        let today = Self.day(of: now)
         if today != day {
             day = today
             usedToday = 0

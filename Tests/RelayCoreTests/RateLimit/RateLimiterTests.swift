@@ -75,6 +75,52 @@ import Testing
         }
     }
 
+    @Test func aSeededQuotaStartsTheDayFromWhatWasUsedBefore() {
+        var limiter = TenantRateLimiter(limits: limits)
+        let noon = 86_400.0 * 20_000 + 43_200
+        #expect(!limiter.knowsQuota(at: noon))
+        limiter.seedQuota(used: 45, now: noon)
+        #expect(limiter.knowsQuota(at: noon))
+        #expect(limiter.knowsQuota(at: noon - 43_200), "the whole UTC day")
+        #expect(!limiter.knowsQuota(at: noon + 43_200), "not the next one")
+        guard case .admitted(let status) = limiter.admit(5, now: noon) else {
+            Issue.record("45 used and 5 more fit a quota of 50")
+            return
+        }
+        #expect(status.remaining == 0)
+        guard case .refused(_, true, _) = limiter.admit(1, now: noon + 1) else {
+            Issue.record("the 51st notification of the day must be refused by the quota")
+            return
+        }
+        // A second seed of the same day (one read concurrently) does not undo what was admitted since the first.
+        limiter.seedQuota(used: 45, now: noon + 2)
+        guard case .refused(_, true, _) = limiter.admit(1, now: noon + 3) else {
+            Issue.record("a late seed must not give the day's quota back")
+            return
+        }
+        // The next day is seeded from its own count.
+        let tomorrow = noon + 86_400
+        limiter.seedQuota(used: 49, now: tomorrow)
+        #expect(limiter.admit(1, now: tomorrow) == .admitted(.init(limit: 20, remaining: 0, reset: 1)))
+        guard case .refused(_, true, _) = limiter.admit(1, now: tomorrow + 60) else {
+            Issue.record("49 seeded and 1 admitted use up a quota of 50")
+            return
+        }
+    }
+
+    @Test func aSeedAboveTheQuotaRefusesTheDay() {
+        var limiter = TenantRateLimiter(limits: limits)
+        let morning = 86_400.0 * 20_000 + 3600
+        // The quota was lowered after the day's notifications were sent.
+        limiter.seedQuota(used: 80, now: morning)
+        guard case .refused(let retry, true, let status) = limiter.admit(1, now: morning) else {
+            Issue.record("a day already over the quota must be refused")
+            return
+        }
+        #expect(retry == 86_400 - 3600)
+        #expect(status.remaining == 0)
+    }
+
     @Test func deviceLimitCatchesRunawayLoops() {
         var limiter = TenantRateLimiter(limits: limits)
         let admitted = (0..<5).map { _ in limiter.admitDevice("fp-1", now: 500) }
