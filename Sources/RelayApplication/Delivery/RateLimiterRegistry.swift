@@ -7,20 +7,37 @@ import Synchronization
 /// ``RateLimitLeaseStore``, the tenants' rate and daily quota are shared with the other relays on the same database.
 ///
 /// ### Overview
-/// Alone (SQLite), a relay limits tenants in memory: ``admit(tenantID:limits:count:now:)``. Several relays on one
-/// PostgreSQL database call ``admitShared(tenantID:limits:count:now:)`` instead: each tenant's ``LeasedRateLimiter``
-/// spends notifications leased from the shared bucket, and asks for more when it runs out, so the relays together
-/// stay within the tenant's limits. The per-device limit stays local in both cases (a device's pushes normally
-/// reach one relay at a time, and it is a brake on loops rather than a quota).
+/// Requests are admitted with ``admitShared(tenantID:limits:count:now:)``. Alone (SQLite), a relay limits tenants in
+/// memory, and starts each tenant's UTC day from the day's count in its store (`usage`): the first request of a
+/// tenant on a day (since the relay started, or since midnight) reads it, the others are decided in memory. So a
+/// restart keeps the day's quota, and the store is read once per tenant and day, not per request. Several relays on
+/// one PostgreSQL database share the limits instead: each tenant's ``LeasedRateLimiter`` spends notifications leased
+/// from the shared bucket, whose row also holds the day's count, and asks for more when it runs out, so the relays
+/// together (and a relay started again) stay within the tenant's limits. The per-device limit stays local in both
+/// cases (a device's pushes normally reach one relay at a time, and it is a brake on loops rather than a quota).
+///
+/// ### Why the count in memory is enough alone
+/// Alone on its store, the relay is the only writer of usage, so the store's count when the day was seeded plus what
+/// was admitted since is the day's count, without a round trip per request. Two relays on one SQLite file would each
+/// count alone: several relays need PostgreSQL. The store has a notification once its outcome (or its refusal) is
+/// committed, so it lacks what never got there: notifications on their way when a relay is killed (a graceful stop
+/// commits everything) and those of a failed commit, which the quota gives back after a restart; at most what was in
+/// flight. Usage counts a notification on the day its outcome is committed, the quota on the day it is admitted: one
+/// admitted just before midnight and concluded after it also counts in the next day's usage, which only makes a
+/// count read that day higher. The token bucket (rate and burst) is not kept: a restart starts it full.
 ///
 /// ### Implementation
-/// Decisions are made under a mutex by the pure limiters; a lease is asked for outside it, and its answer applied
-/// under it again. Concurrent requests of one tenant may lease at the same time: each lease is accounted for in the
-/// shared bucket, so this costs round trips, never accuracy.
+/// Decisions are made under a mutex by the pure limiters; a lease or the day's count is asked for outside it, and
+/// its answer applied under it again. Concurrent requests of one tenant may lease at the same time: each lease is
+/// accounted for in the shared bucket, so this costs round trips, never accuracy. Concurrent first requests of a
+/// day may each read the day's count: the first answer seeds the day and the others are ignored
+/// (``TenantRateLimiter/seedQuota(used:now:)``).
 package final class RateLimiterRegistry: Sendable {
     private let limiters = Mutex<[String: TenantRateLimiter]>([:])
     private let leased = Mutex<[String: LeasedRateLimiter]>([:])
     private let leases: (any RateLimitLeaseStore)?
+    /// Where the day's count starts when the limits are not shared: the store's usage.
+    private let usage: (any PushStore)?
     private let policy: LeasedRateLimiter.Policy
     /// Receipt lookups, a bucket per tenant apart from its sends: polling receipts never uses up a tenant's pushes,
     /// and a tenant polling in a loop costs the store a bounded rate. One `Double` per authenticated tenant.
@@ -31,9 +48,16 @@ package final class RateLimiterRegistry: Sendable {
 
     /// - Parameters:
     ///   - leases: The shared buckets of several relays; `nil` limits tenants in this process alone.
+    ///   - usage: Without `leases`, the store whose usage starts each tenant's day of quota
+    ///     (``PushStore/quotaUsed(tenantID:on:)``); `nil` starts every day at 0, in memory alone.
     ///   - policy: How much to lease and for how long.
-    package init(leases: (any RateLimitLeaseStore)? = nil, policy: LeasedRateLimiter.Policy = .standard) {
+    package init(
+        leases: (any RateLimitLeaseStore)? = nil,
+        usage: (any PushStore)? = nil,
+        policy: LeasedRateLimiter.Policy = .standard
+    ) {
         self.leases = leases
+        self.usage = usage
         self.policy = policy
     }
 
@@ -47,7 +71,8 @@ package final class RateLimiterRegistry: Sendable {
     /// Whether tenants' limits are shared with other relays.
     package var isShared: Bool { leases != nil }
 
-    /// Admits `count` notifications for the tenant or refuses them all, in this process alone.
+    /// Admits `count` notifications for the tenant or refuses them all, in this process alone, counting the day's
+    /// quota from 0 unless it was seeded.
     package func admit(tenantID: String, limits: RateLimits, count: Int, now: Date) -> TenantRateLimiter.Decision {
         limiters.withLock { limiters in
             // Mutated in place through the dictionary: a copy out and back would copy the per-device table each time.
@@ -58,16 +83,21 @@ package final class RateLimiterRegistry: Sendable {
     }
 
     /// Admits `count` notifications for the tenant or refuses them all, within the limits the relays share; without
-    /// a lease store, the same as ``admit(tenantID:limits:count:now:)``.
+    /// a lease store, in this process alone, from the day's count in the store (read at the tenant's first request
+    /// of the day) or, without either, as ``admit(tenantID:limits:count:now:)``.
     ///
-    /// - Throws: The lease store's error when it had to be asked and failed; nothing is admitted then.
+    /// - Throws: The lease store's or the store's error when it had to be asked and failed; nothing is admitted
+    ///   then, and the next request asks again.
     package func admitShared(
         tenantID: String,
         limits: RateLimits,
         count: Int,
         now: Date
     ) async throws -> TenantRateLimiter.Decision {
-        guard let leases else { return admit(tenantID: tenantID, limits: limits, count: count, now: now) }
+        guard let leases else {
+            guard let usage else { return admit(tenantID: tenantID, limits: limits, count: count, now: now) }
+            return try await admitCounted(tenantID: tenantID, limits: limits, count: count, now: now, usage: usage)
+        }
         let seconds = now.timeIntervalSince1970
         // The local limiter still keeps the tenant's per-device buckets (``admitDevice``).
         limiters.withLock { $0[tenantID, default: TenantRateLimiter(limits: limits)].update(limits) }
@@ -91,6 +121,30 @@ package final class RateLimiterRegistry: Sendable {
                 leased[tenantID, default: LeasedRateLimiter(limits: limits, policy: policy)]
                     .leaseAnswered(grant, pending, now: seconds)
             }
+        }
+    }
+
+    /// Admits in memory once the tenant's day is seeded; seeds it from the store's count first when it is not.
+    private func admitCounted(
+        tenantID: String,
+        limits: RateLimits,
+        count: Int,
+        now: Date,
+        usage: any PushStore
+    ) async throws -> TenantRateLimiter.Decision {
+        let seconds = now.timeIntervalSince1970
+        let known = limiters.withLock { limiters -> TenantRateLimiter.Decision? in
+            limiters[tenantID, default: TenantRateLimiter(limits: limits)].update(limits)
+            guard limiters[tenantID, default: TenantRateLimiter(limits: limits)].knowsQuota(at: seconds) else {
+                return nil
+            }
+            return limiters[tenantID, default: TenantRateLimiter(limits: limits)].admit(count, now: seconds)
+        }
+        if let known { return known }
+        let used = try await usage.quotaUsed(tenantID: tenantID, on: now)
+        return limiters.withLock { limiters in
+            limiters[tenantID, default: TenantRateLimiter(limits: limits)].seedQuota(used: used, now: seconds)
+            return limiters[tenantID, default: TenantRateLimiter(limits: limits)].admit(count, now: seconds)
         }
     }
 

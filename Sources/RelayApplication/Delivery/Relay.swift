@@ -79,8 +79,9 @@ package final class Relay: Sendable {
         clock: RelayClock = .system
     ) {
         self.store = store
-        // With a lease store (PostgreSQL), tenants' limits hold across every relay on the database.
-        self.limiters = RateLimiterRegistry(leases: rateLimitLeases)
+        // With a lease store (PostgreSQL), tenants' limits hold across every relay on the database; without one, the
+        // daily quota starts each tenant's day from the store's usage, so that it holds across a restart.
+        self.limiters = RateLimiterRegistry(leases: rateLimitLeases, usage: store)
         self.senders = senders
         self.settings = settings
         self.queue = queue ?? DeliveryQueue(clock: clock)
