@@ -8,15 +8,15 @@ extension PostgresStore: RateLimitLeaseStore {
     ///
     /// The expressions are ``SharedRateLimitBucket/lease(_:)``'s, term for term, on the same bound doubles (the
     /// constants are computed once in Swift), so that the database and the pure model agree to the bit. A tenant's
-    /// first lease inserts the row with what a full bucket grants, computed by the model itself. `last_grant` holds
-    /// the latest grant only so that `RETURNING` can report it.
+    /// first lease inserts the row with what a full bucket grants, computed by the model itself (nothing to take back
+    /// then). `last_grant` holds the latest grant only so that `RETURNING` can report it.
     package func leaseRateLimit(tenantID: String, _ request: RateLimitLeaseRequest) async throws -> RateLimitLeaseGrant
     {
         let constants = SharedRateLimitBucket.Constants(request.limits)
         var fresh = SharedRateLimitBucket()
         let first = fresh.lease(request)
 
-        var binds = PostgresBindings(capacity: 11)
+        var binds = PostgresBindings(capacity: 12)
         binds.append(tenantID)  // $1
         binds.append(request.now)  // $2
         binds.append(constants.interval)  // $3
@@ -28,9 +28,10 @@ extension PostgresStore: RateLimitLeaseStore {
         binds.append(first.theoreticalArrival)  // $9
         binds.append(first.usedToday)  // $10
         binds.append(first.granted)  // $11
+        binds.append(request.returned)  // $12
 
         let base = "GREATEST(b.theoretical_arrival, $2)"
-        let used = "(CASE WHEN b.day = $7 THEN b.used_today ELSE 0 END)"
+        let used = "(CASE WHEN b.day = $7 THEN GREATEST(b.used_today - $12, 0) ELSE 0 END)"
         let fit = "LEAST($6::double precision, floor(($4 - (\(base) - $2)) / $3), ($8 - \(used))::double precision)"
         let granted = "(CASE WHEN \(fit) >= $5 THEN \(fit) ELSE 0 END)::bigint"
         let rows = try await rows(

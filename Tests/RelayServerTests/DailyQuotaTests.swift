@@ -258,4 +258,21 @@ struct DailyQuotaPostgresTests {
             #expect(relays[2].sender.sentPushes.isEmpty)
         }
     }
+
+    /// Two relays take turns at a tenant's trickle of one notification every 6 s, so every batch they lease beyond
+    /// a request expires unspent: given back with the next lease, it does not use up the quota, which admits exactly
+    /// its 20 notifications.
+    @Test func batchesLeasedUnspentGoBackToTheDailyQuota() async throws {
+        try await withStores(2) { stores in
+            let limits = RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 20, perDevicePerMinute: 30)
+            let relays = stores.map { RateLimiterRegistry(leases: $0) }
+            var admitted = 0
+            for step in 0..<40 {
+                let decision = try await relays[step % 2].admitShared(
+                    tenantID: "tenant-a", limits: limits, count: 1, now: noon.addingTimeInterval(Double(step) * 6))
+                if case .admitted = decision { admitted += 1 }
+            }
+            #expect(admitted == 20)
+        }
+    }
 }

@@ -15,11 +15,18 @@
 /// leased notification is spent within its lease's lifetime (``Policy/leaseLifetime(for:)``, at most 5 s) or
 /// expires, so the excess is also at most `rate × lifetime`, small against `rate × t` over a minute.
 ///
-/// A batch that expires unspent is lost to the tenant: the lifetime is long enough for ten batches at the full rate,
-/// so a relay receiving a tenth of the tenant's traffic or more spends its batches, and at least a second.
+/// A batch that expires unspent is lost to the rate, not to the daily quota: the lifetime is long enough for ten
+/// batches at the full rate, so a relay receiving a tenth of the tenant's traffic or more spends its batches, and at
+/// least a second; what expires anyway goes back to the day's count with the relay's next lease
+/// (``RateLimitLeaseRequest/returned``). Otherwise a tenant sending one notification every few seconds would use up
+/// its quota six times as fast as it sends (the notification and a batch of 5, lost). Until that next lease, the
+/// day's count holds at most one batch per relay that was not spent.
 ///
 /// The last state the shared bucket reported also refuses requests that cannot fit without asking it again: the
-/// bucket's theoretical arrival time only moves forward and the day's count only grows, so an old refusal holds.
+/// bucket's theoretical arrival time only moves forward, so an old refusal for the rate holds. The day's count also
+/// goes down when leases are given back, so a refusal for the quota holds only as long as a lease lives
+/// (``Policy/leaseLifetime(for:)``); then the relay asks again, at most once per lifetime while the quota is used
+/// up.
 package struct LeasedRateLimiter: Sendable {
     /// How much to lease and for how long.
     package struct Policy: Sendable, Equatable {
@@ -61,10 +68,13 @@ package struct LeasedRateLimiter: Sendable {
     package struct Lease: Sendable, Equatable {
         package var count: Int
         package var expires: Double
+        /// The UTC day whose quota counted them (``RateLimitLeaseRequest/day``): they expire by its end.
+        package var day: Int64
 
-        package init(count: Int, expires: Double) {
+        package init(count: Int, expires: Double, day: Int64) {
             self.count = count
             self.expires = expires
+            self.day = day
         }
     }
 
@@ -92,6 +102,10 @@ package struct LeasedRateLimiter: Sendable {
     private var leases: [Lease] = []
     /// The shared bucket as last reported.
     private var shared: SharedRateLimitBucket?
+    /// When the lease whose answer gave ``shared``'s day's count was asked for.
+    private var reportedAt = -Double.infinity
+    /// Notifications of leases that expired unspent, to give back to the quota of `day` with the next lease.
+    private var unspent: (day: Int64, count: Int) = (-1, 0)
 
     package init(limits: RateLimits, policy: Policy = .standard) {
         self.limits = limits
@@ -122,12 +136,13 @@ package struct LeasedRateLimiter: Sendable {
         }
         let reserved = leases
         leases.removeAll()
-        let request = RateLimitLeaseRequest(
+        var request = RateLimitLeaseRequest(
             limits: limits,
             now: now,
             minimum: missing,
             maximum: min(max(1, limits.burst), missing + policy.batchSize(for: limits))
         )
+        request.returned = takeUnspent(on: request.day)
         return .lease(PendingLease(request: request, count: count, reserved: reserved))
     }
 
@@ -137,7 +152,7 @@ package struct LeasedRateLimiter: Sendable {
         _ pending: PendingLease,
         now: Double
     ) -> TenantRateLimiter.Decision {
-        remember(SharedRateLimitBucket(grant))
+        remember(SharedRateLimitBucket(grant), askedAt: pending.request.now)
         expire(now: now)
         guard grant.granted > 0, grant.granted >= pending.request.minimum else {
             giveBack(pending.reserved, now: now)
@@ -151,12 +166,14 @@ package struct LeasedRateLimiter: Sendable {
             // The leftover expires with the new lease, or with the day whose quota counted it.
             let endOfDay = Double(pending.request.day + 1) * 86_400
             let expires = min(pending.request.now + policy.leaseLifetime(for: limits), endOfDay)
-            insert(Lease(count: left, expires: expires))
+            insert(Lease(count: left, expires: expires, day: pending.request.day))
         }
         return .admitted(status(now: now))
     }
 
-    /// The lease could not be asked for (the store failed): gives back what the request had reserved.
+    /// The lease could not be asked for (the store failed): gives back what the request had reserved. What it returned
+    /// (``RateLimitLeaseRequest/returned``) is not returned again: the store may have taken it (an answer lost after
+    /// the commit), and taking it twice would grant more than the quota.
     package mutating func leaseFailed(_ pending: PendingLease, now: Double) {
         giveBack(pending.reserved, now: now)
     }
@@ -164,7 +181,21 @@ package struct LeasedRateLimiter: Sendable {
     // MARK: - Private
 
     private mutating func expire(now: Double) {
+        for lease in leases where lease.expires <= now { setAside(lease, now: now) }
         leases.removeAll { $0.expires <= now }
+    }
+
+    /// Keeps what an expired lease left unspent, to give back to its day's quota; an earlier day's is past caring.
+    private mutating func setAside(_ lease: Lease, now: Double) {
+        guard lease.day == TenantRateLimiter.day(of: now) else { return }
+        if unspent.day != lease.day { unspent = (lease.day, 0) }
+        unspent.count += lease.count
+    }
+
+    /// What expired unspent on `day`, handed to a lease: kept no longer.
+    private mutating func takeUnspent(on day: Int64) -> Int {
+        defer { unspent = (day, 0) }
+        return unspent.day == day ? unspent.count : 0
     }
 
     /// Spends `count` held notifications, those that expire first first.
@@ -184,19 +215,29 @@ package struct LeasedRateLimiter: Sendable {
     }
 
     private mutating func giveBack(_ reserved: [Lease], now: Double) {
-        for lease in reserved where lease.expires > now { insert(lease) }
+        for lease in reserved {
+            if lease.expires > now { insert(lease) } else { setAside(lease, now: now) }
+        }
     }
 
-    /// Keeps the newest report: answers to concurrent leases may arrive out of order.
-    private mutating func remember(_ report: SharedRateLimitBucket) {
-        guard let known = shared else {
+    /// Keeps the newest report: answers to concurrent leases may arrive out of order. The bucket's time only moves
+    /// forward, so the latest reported stands; the day's count may go down (leases given back), so that of the lease
+    /// asked for last stands, the larger of two asked for at once.
+    private mutating func remember(_ report: SharedRateLimitBucket, askedAt time: Double) {
+        guard var known = shared else {
             shared = report
+            reportedAt = time
             return
         }
-        var newest = known.day > report.day ? known : report
-        newest.theoreticalArrival = max(known.theoreticalArrival, report.theoreticalArrival)
-        if known.day == report.day { newest.usedToday = max(known.usedToday, report.usedToday) }
-        shared = newest
+        known.theoreticalArrival = max(known.theoreticalArrival, report.theoreticalArrival)
+        if report.day > known.day || (report.day == known.day && time > reportedAt) {
+            known.day = report.day
+            known.usedToday = report.usedToday
+            reportedAt = time
+        } else if report.day == known.day && time == reportedAt {
+            known.usedToday = max(known.usedToday, report.usedToday)
+        }
+        shared = known
     }
 
     /// The refusal of `missing` more notifications that the last report already implies, if any.
@@ -206,7 +247,12 @@ package struct LeasedRateLimiter: Sendable {
             let seconds = max(1, Int((Double(limits.burst) / max(limits.ratePerSecond, 1e-9)).rounded(.up)))
             return .refused(retryAfter: seconds, quotaExhausted: false, status(now: now))
         }
-        guard let shared, let refusal = shared.refusal(of: missing, limits: limits, now: now) else { return nil }
+        guard var shared else { return nil }
+        // What this relay is to give back is not used.
+        if shared.day == unspent.day { shared.usedToday -= unspent.count }
+        guard let refusal = shared.refusal(of: missing, limits: limits, now: now) else { return nil }
+        // Other relays may have given back since: a refusal for the quota is trusted while a lease may live.
+        if refusal.quotaExhausted && now - reportedAt >= policy.leaseLifetime(for: limits) { return nil }
         return .refused(retryAfter: refusal.retryAfter, quotaExhausted: refusal.quotaExhausted, status(now: now))
     }
 

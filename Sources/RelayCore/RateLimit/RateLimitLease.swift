@@ -10,12 +10,17 @@ package struct RateLimitLeaseRequest: Sendable, Equatable {
     package var minimum: Int
     /// What the relay would like to hold: the minimum, or a small batch for the requests to come.
     package var maximum: Int
+    /// Notifications of the relay's earlier leases on ``day`` that expired unspent: the bucket takes them off the
+    /// day's count (never below 0), so that a lease not spent does not use up the daily quota. The rate keeps them:
+    /// their time has passed.
+    package var returned: Int
 
-    package init(limits: RateLimits, now: Double, minimum: Int, maximum: Int) {
+    package init(limits: RateLimits, now: Double, minimum: Int, maximum: Int, returned: Int = 0) {
         self.limits = limits
         self.now = now
         self.minimum = minimum
         self.maximum = maximum
+        self.returned = returned
     }
 
     /// The UTC day of ``now``, counted from 1970-01-01: the daily quota's period.

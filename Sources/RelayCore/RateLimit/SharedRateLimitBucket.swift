@@ -43,12 +43,13 @@ package struct SharedRateLimitBucket: Sendable, Equatable {
         private static let minimumRate = 1e-9
     }
 
-    /// Grants what fits of `request` and records it.
+    /// Takes back what `request` returns (``RateLimitLeaseRequest/returned``), then grants what fits of it and
+    /// records it.
     package mutating func lease(_ request: RateLimitLeaseRequest) -> RateLimitLeaseGrant {
         let constants = Constants(request.limits)
         let today = request.day
         let base = max(theoreticalArrival, request.now)
-        let used = day == today ? usedToday : 0
+        let used = day == today ? max(0, usedToday - request.returned) : 0
         let fit = min(
             Double(request.maximum),
             ((constants.capacity + constants.tolerance - (base - request.now)) / constants.interval).rounded(.down),
@@ -79,8 +80,10 @@ package struct SharedRateLimitBucket: Sendable, Equatable {
         }
     }
 
-    /// Why `count` notifications cannot be granted at `now`, if they cannot: the bucket only fills up with time and
-    /// the day's count only grows until midnight, so a refusal computed from an older state still holds.
+    /// Why `count` notifications cannot be granted at `now`, if they cannot: the bucket only fills up with time, so
+    /// a refusal for the rate computed from an older state still holds. The day's count grows until midnight but for
+    /// leases given back (``RateLimitLeaseRequest/returned``), so a refusal for the quota holds only as long as the
+    /// leases then held may live.
     package func refusal(of count: Int, limits: RateLimits, now: Double) -> Refusal? {
         let today = Int64((now / 86_400).rounded(.down))
         let used = day == today ? usedToday : 0

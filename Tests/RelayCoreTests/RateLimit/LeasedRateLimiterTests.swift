@@ -6,6 +6,7 @@ import Testing
     /// Batches of 5 (5 % of the burst), which live 5 s (the time the rate takes to refill ten, at most 5 s).
     let limits = RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 1_000, perDevicePerMinute: 30)
     let t0 = 1_750_000_000.0
+    var day: Int64 { Int64(t0 / 86_400) }
 
     /// The lease `step` asks for; records an issue and returns `nil` when it decided on its own.
     func pending(_ step: LeasedRateLimiter.Step, sourceLocation: SourceLocation = #_sourceLocation)
@@ -77,7 +78,7 @@ import Testing
         guard let second = pending(limiter.admit(7, now: t0)) else { return }
         #expect(second.request.minimum == 2)
         #expect(second.request.maximum == 7)
-        #expect(second.reserved == [.init(count: 5, expires: t0 + 5)])
+        #expect(second.reserved == [.init(count: 5, expires: t0 + 5, day: day)])
         #expect(limiter.held == 0, "reserved, so that concurrent requests do not spend them")
 
         // Refused: the reservation comes back.
@@ -95,7 +96,7 @@ import Testing
             return
         }
         guard let third = pending(limiter.admit(7, now: t0 + 0.2)) else { return }
-        #expect(third.reserved == [.init(count: 5, expires: t0 + 5)])
+        #expect(third.reserved == [.init(count: 5, expires: t0 + 5, day: day)])
         let grant = RateLimitLeaseGrant(
             granted: 4, theoreticalArrival: t0 + 10.15, day: first.request.day, usedToday: 103)
         #expect(isAdmitted(limiter.leaseAnswered(grant, third, now: t0 + 0.2)))
@@ -138,11 +139,55 @@ import Testing
             Issue.record("the quota refuses until midnight UTC")
             return
         }
-        guard case .decided(.refused(_, true, _)) = limiter.admit(1, now: t0 + 60) else {
-            Issue.record("known without asking")
+        guard case .decided(.refused(_, true, _)) = limiter.admit(1, now: t0 + 4.9) else {
+            Issue.record("known without asking while a lease may live")
             return
         }
+        // Then other relays' leases may have expired and gone back to the day's count: ask again.
+        guard let again = pending(limiter.admit(1, now: t0 + 5)) else { return }
+        let room = RateLimitLeaseGrant(granted: 1, theoreticalArrival: t0 + 5.1, day: day, usedToday: 50)
+        #expect(isAdmitted(limiter.leaseAnswered(room, again, now: t0 + 5)))
         #expect(pending(limiter.admit(1, now: Double(day + 1) * 86_400)) != nil, "a new day: ask")
+    }
+
+    @Test func anUnspentLeaseGoesBackToTheDaysQuotaWithTheNextLease() {
+        var limiter = LeasedRateLimiter(limits: limits)
+        var shared = SharedRateLimitBucket()
+        guard let first = pending(limiter.admit(1, now: t0)) else { return }
+        #expect(first.request.returned == 0)
+        _ = limiter.leaseAnswered(shared.lease(first.request), first, now: t0)
+        #expect(shared.usedToday == 6)
+        // The 5 held expire at t0 + 5 unspent; the next lease gives them back.
+        guard let second = pending(limiter.admit(1, now: t0 + 6)) else { return }
+        #expect(second.request.returned == 5)
+        _ = limiter.leaseAnswered(shared.lease(second.request), second, now: t0 + 6)
+        #expect(shared.usedToday == 7, "2 spent and 5 held")
+        // A lease that fails may have been taken by the store: what it returned is not returned again.
+        guard let third = pending(limiter.admit(1, now: t0 + 12)) else { return }
+        #expect(third.request.returned == 5)
+        limiter.leaseFailed(third, now: t0 + 12)
+        guard let fourth = pending(limiter.admit(1, now: t0 + 13)) else { return }
+        #expect(fourth.request.returned == 0)
+    }
+
+    /// A tenant sending one notification every 6 s (each lease outlives its batch) gets its whole quota, where
+    /// batches lost unspent would have used it up six times as fast as it sends.
+    @Test func aTrickleOfNotificationsGetsTheWholeQuota() {
+        let limits = RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 60, perDevicePerMinute: 30)
+        var limiter = LeasedRateLimiter(limits: limits)
+        var shared = SharedRateLimitBucket()
+        var admitted = 0
+        let start = Double(day) * 86_400 + 3_600
+        for step in 0..<100 {
+            let now = start + Double(step) * 6
+            let decision: TenantRateLimiter.Decision
+            switch limiter.admit(1, now: now) {
+            case .decided(let decided): decision = decided
+            case .lease(let lease): decision = limiter.leaseAnswered(shared.lease(lease.request), lease, now: now)
+            }
+            if isAdmitted(decision) { admitted += 1 }
+        }
+        #expect(admitted == 60)
     }
 
     @Test func moreThanTheBurstIsRefusedAtOnce() {

@@ -71,6 +71,26 @@ import Testing
         #expect(nextDay.day == Int64(midnight / 86_400))
     }
 
+    @Test func whatALeaseReturnsComesOffTheDaysCountNotTheRate() {
+        let limits = RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 10, perDevicePerMinute: 1)
+        let midnight = (t0 / 86_400).rounded(.up) * 86_400
+        var bucket = SharedRateLimitBucket()
+        #expect(bucket.lease(request(1, 6, at: midnight - 20, limits: limits)).usedToday == 6)
+        var giving = request(1, 1, at: midnight - 10, limits: limits)
+        giving.returned = 5
+        let grant = bucket.lease(giving)
+        #expect(grant.granted == 1)
+        #expect(grant.usedToday == 2, "6 - 5 returned + 1")
+        #expect(grant.theoreticalArrival == midnight - 10 + 0.1, "the rate keeps what was returned")
+        // Never below 0.
+        giving.returned = 50
+        #expect(bucket.lease(giving).usedToday == 1)
+        // Another day's count is not this one's.
+        var nextDay = request(1, 1, at: midnight + 1, limits: limits)
+        nextDay.returned = 5
+        #expect(bucket.lease(nextDay).usedToday == 1)
+    }
+
     @Test func refusalSaysWhenTheRequestFits() {
         var bucket = SharedRateLimitBucket()
         _ = bucket.lease(request(100, 100, at: t0))
