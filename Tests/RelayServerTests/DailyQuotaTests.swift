@@ -67,6 +67,9 @@ extension TestResponse {
 }
 
 /// The daily quota counts from the store: a relay started again, or on the next day, grants no more than the quota.
+///
+/// The test closures spell out `async throws`: their only `try`s are inside `#expect`, and without it Swift 6.3
+/// takes them for closures that do not throw.
 @Suite(.timeLimit(.minutes(1)))
 struct DailyQuotaTests {
     /// 2030-01-01T12:00:00Z.
