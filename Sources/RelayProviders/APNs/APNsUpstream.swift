@@ -64,7 +64,8 @@ package struct APNsUpstream: SingleMessageUpstream {
         let timestamp = body?["timestamp"]?.integerValue
         return AttemptResult(
             verdict: APNsClassifier.classify(
-                status: response.status, reason: reason, timestamp: timestamp, apnsID: apnsID),
+                status: response.status, reason: reason, timestamp: timestamp, apnsID: apnsID,
+                retryAfter: response.retryAfter),
             status: response.status,
             reason: reason
         )
