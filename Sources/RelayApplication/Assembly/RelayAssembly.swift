@@ -115,7 +115,8 @@ package struct RelayAssembly: Sendable {
             androidCriticalChannelId: configuration.android.criticalChannelID,
             fcmProjectId: configuration.fcm?.projectID ?? ""
         )
-        let retry = RetryPolicy(maxAttempts: configuration.upstream.maxAttempts)
+        // Transient failures are retried until each push's deadline, no longer a number of attempts.
+        let retry = RetryPolicy()
         var clients: [Provider: HTTP2Client] = [:]
         func client(_ provider: Provider) -> HTTP2Client {
             let made = HTTP2Client(configuration: poolConfiguration(configuration.upstream, for: provider))
