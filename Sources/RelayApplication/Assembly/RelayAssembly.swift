@@ -115,8 +115,9 @@ package struct RelayAssembly: Sendable {
             androidCriticalChannelId: configuration.android.criticalChannelID,
             fcmProjectId: configuration.fcm?.projectID ?? ""
         )
-        // Transient failures are retried until each push's deadline, no longer a number of attempts.
-        let retry = RetryPolicy()
+        // Transient failures are retried until each push's deadline, within `retry_window_seconds`; `max_attempts`
+        // is deprecated and has no effect (Docs/configuration.md).
+        let retry = RetryPolicy(window: .seconds(configuration.upstream.retryWindowSeconds))
         var clients: [Provider: HTTP2Client] = [:]
         func client(_ provider: Provider) -> HTTP2Client {
             let made = HTTP2Client(configuration: poolConfiguration(configuration.upstream, for: provider))
