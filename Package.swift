@@ -78,6 +78,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                // The retries by cause and the circuit state of each provider's upstreams.
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -246,6 +248,9 @@ let package = Package(
             name: "RelayProvidersTests",
             dependencies: [
                 "RelayProviders", "RelayHTTP2", "RelaySimulator", .product(name: "Crypto", package: "swift-crypto"),
+                // `withMetricsFactory(TestMetrics())`: the retry and circuit metrics, without bootstrapping.
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),

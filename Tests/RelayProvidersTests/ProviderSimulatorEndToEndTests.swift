@@ -15,7 +15,7 @@ struct ProviderSimulatorEndToEndTests {
         let simulator: ProviderSimulator
         let credentials: SimulatorCredentials
         let client: HTTP2Client
-        let sleeper = RecordingSleeper()
+        let sleeper: RecordingSleeper
         let clock = TestClock(Date())
         let apns: APNsSender
         let fcm: FCMSender
@@ -24,10 +24,17 @@ struct ProviderSimulatorEndToEndTests {
         let fcmTokens: FCMAccessTokenProvider
         let settings: PayloadSettings
 
+        /// - Parameters:
+        ///   - retries: each sender's retry policy and its upstreams' gates (one loop per sender).
+        ///   - environment: the senders' time; by default the test clock, which each recorded wait moves forward.
         init(
             requestTimeout: Duration = .seconds(20),
+            retries: @autoclosure () -> RetryLoop = RetryLoop(),
+            sleeper: RecordingSleeper = RecordingSleeper(),
+            environment: SenderEnvironment? = nil,
             configure: (inout ProviderSimulator.Configuration) -> Void = { _ in }
         ) async throws {
+            self.sleeper = sleeper
             credentials = try SimulatorCredentials()
             var configuration = credentials.simulatorConfiguration()
             configure(&configuration)
@@ -37,7 +44,7 @@ struct ProviderSimulatorEndToEndTests {
             settings = PayloadSettings(
                 apnsTopic: credentials.apnsBundleID, apnsDefaultEnvironment: .sandbox,
                 fcmProjectId: credentials.fcmProjectID)
-            let environment = SenderEnvironment.test(clock: clock, sleeper: sleeper, unit: 0.5)
+            let environment = environment ?? SenderEnvironment.test(clock: clock, sleeper: sleeper, unit: 0.5)
             let clock = self.clock
             apnsTokens = APNsTokenProvider(
                 teamID: credentials.apnsTeamID, keyID: credentials.apnsKeyID, key: credentials.apnsPrivateKey,
@@ -48,6 +55,7 @@ struct ProviderSimulatorEndToEndTests {
                         payload: settings, productionEndpoint: simulator.baseURL, sandboxEndpoint: simulator.baseURL),
                     tokens: apnsTokens, client: client
                 ),
+                retries: retries(),
                 environment: environment
             )
             let account = try ServiceAccount.parse(
@@ -57,12 +65,13 @@ struct ProviderSimulatorEndToEndTests {
                 upstream: FCMUpstream(
                     configuration: FCMSenderConfiguration(payload: settings, endpoint: simulator.baseURL),
                     tokens: fcmTokens, client: client),
+                retries: retries(),
                 environment: environment
             )
             expo = ExpoSender(
                 upstream: ExpoUpstream(
                     configuration: ExpoSenderConfiguration(payload: settings, endpoint: simulator.baseURL),
-                    client: client), environment: environment)
+                    client: client), retries: retries(), environment: environment)
         }
 
         func close() async throws {
@@ -173,22 +182,27 @@ struct ProviderSimulatorEndToEndTests {
         #expect(classes[5] == "delivered", "503 twice, then delivered on the third attempt")
         #expect(reports[5].attempts == 3)
         #expect(classes[6] == "delivered", "429 once, then delivered")
-        #expect(classes[7] == "unavailable", "always 500: the retry budget runs out")
-        #expect(reports[7].attempts == 3)
+        #expect(classes[7] == "unavailable", "always 500: retried until its deadline")
+        #expect(reports[7].attempts > 3)
+        #expect(reports[7].latency == RetryPolicy.defaultWindow)
         if provider != .expo {
             #expect(reports[2].outcome.errorCode == "InvalidToken")
         }
         try await harness.close()
     }
 
-    @Test func aSlowUpstreamTimesOutIntoUnavailableAfterItsAttempts() async throws {
+    @Test func aSlowUpstreamTimesOutIntoUnavailableAtItsDeadline() async throws {
         // A timeout long enough that the fast push beside the slow one is answered in time even when the whole suite
-        // shares the machine (300 ms was not, under load), and an upstream far slower than it.
-        let harness = try await Harness(requestTimeout: .seconds(1)) { $0.slowLatency = .seconds(30) }
+        // shares the machine (300 ms was not, under load), and an upstream far slower than it. A 2 s window: back-offs
+        // of 0.5 s and 1 s, then a last attempt at the deadline (each attempt a real 1 s timeout).
+        let harness = try await Harness(
+            requestTimeout: .seconds(1), retries: RetryLoop(policy: RetryPolicy(window: .seconds(2)))
+        ) { $0.slowLatency = .seconds(30) }
         let report = await harness.apns.send(
             try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0555")], provider: .apns)[0])
         #expect(report.outcome == .unavailable(reason: "transport: timeout", retryAfter: nil))
-        #expect(report.attempts == 3)
+        #expect(report.attempts == 4)
+        #expect(report.latency == .seconds(2))
         // The fast token beside it is unaffected.
         let fast = await harness.apns.send(
             try pushes(Self.plain, tokens: [ProviderTestTokens.apns()], provider: .apns)[0])

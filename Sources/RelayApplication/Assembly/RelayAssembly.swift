@@ -115,7 +115,9 @@ package struct RelayAssembly: Sendable {
             androidCriticalChannelId: configuration.android.criticalChannelID,
             fcmProjectId: configuration.fcm?.projectID ?? ""
         )
-        let retry = RetryPolicy(maxAttempts: configuration.upstream.maxAttempts)
+        // Transient failures are retried until each push's deadline, within `retry_window_seconds`; `max_attempts`
+        // is deprecated and has no effect (Docs/configuration.md).
+        let retry = RetryPolicy(window: .seconds(configuration.upstream.retryWindowSeconds))
         var clients: [Provider: HTTP2Client] = [:]
         func client(_ provider: Provider) -> HTTP2Client {
             let made = HTTP2Client(configuration: poolConfiguration(configuration.upstream, for: provider))

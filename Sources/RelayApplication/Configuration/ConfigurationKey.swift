@@ -48,6 +48,7 @@ package struct ConfigurationKey: Hashable, Sendable {
     package static let upstreamMaxConcurrentStreams = ConfigurationKey("upstream", "max_concurrent_streams", .integer)
     package static let upstreamTimeoutMs = ConfigurationKey("upstream", "timeout_ms", .integer)
     package static let upstreamMaxAttempts = ConfigurationKey("upstream", "max_attempts", .integer)
+    package static let upstreamRetryWindowSeconds = ConfigurationKey("upstream", "retry_window_seconds", .integer)
     package static let upstreamPingIntervalSeconds = ConfigurationKey("upstream", "ping_interval_seconds", .integer)
     package static let upstreamPingTimeoutSeconds = ConfigurationKey("upstream", "ping_timeout_seconds", .integer)
     package static let upstreamMaxConnectionAgeSeconds = ConfigurationKey(
@@ -96,6 +97,7 @@ package struct ConfigurationKey: Hashable, Sendable {
         upstreamMaxConcurrentStreams,
         upstreamTimeoutMs,
         upstreamMaxAttempts,
+        upstreamRetryWindowSeconds,
         upstreamPingIntervalSeconds,
         upstreamPingTimeoutSeconds,
         upstreamMaxConnectionAgeSeconds,

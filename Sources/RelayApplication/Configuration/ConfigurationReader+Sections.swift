@@ -143,6 +143,10 @@ extension ConfigurationReader {
         upstream.maxAttempts =
             integer(ConfigurationKey.upstreamMaxAttempts, minimum: 1, maximum: Upstream.attemptLimit)
             ?? upstream.maxAttempts
+        upstream.retryWindowSeconds =
+            integer(
+                ConfigurationKey.upstreamRetryWindowSeconds, minimum: 0, maximum: Upstream.retryWindowLimitSeconds)
+            ?? upstream.retryWindowSeconds
         upstream.pingIntervalSeconds =
             integer(
                 ConfigurationKey.upstreamPingIntervalSeconds, minimum: 0, maximum: Upstream.pingIntervalLimitSeconds)

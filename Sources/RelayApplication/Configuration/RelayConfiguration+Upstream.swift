@@ -17,8 +17,13 @@ extension RelayConfiguration {
         package var maxConcurrentStreams: Int?
         /// `timeout_ms`: deadline of one upstream request in milliseconds, time queued for a connection included.
         package var timeoutMs: Int
-        /// `max_attempts`: attempts per push, the first one included, for retryable outcomes.
+        /// `max_attempts`: deprecated, without effect. It bounded the attempts of a push; transient failures are now
+        /// retried until the push's deadline (``retryWindowSeconds``). Still read and checked (1 to 10), so that
+        /// configuration files that set it keep loading.
         package var maxAttempts: Int
+        /// `retry_window_seconds`: the longest a push is retried through transient failures and upstream outages,
+        /// from the start of its sending; a push whose `ttl` or `expiration` ends sooner stops then.
+        package var retryWindowSeconds: Int
         /// `ping_interval_seconds`: a connection on which nothing has arrived for this long gets a PING; 0 never
         /// sends one.
         package var pingIntervalSeconds: Int
@@ -37,6 +42,7 @@ extension RelayConfiguration {
             maxConcurrentStreams: Int? = nil,
             timeoutMs: Int = 10_000,
             maxAttempts: Int = 3,
+            retryWindowSeconds: Int = 300,
             pingIntervalSeconds: Int = 60,
             pingTimeoutSeconds: Int = 10,
             maxConnectionAgeSeconds: Int = 14_400,
@@ -49,6 +55,7 @@ extension RelayConfiguration {
             self.maxConcurrentStreams = maxConcurrentStreams
             self.timeoutMs = timeoutMs
             self.maxAttempts = maxAttempts
+            self.retryWindowSeconds = retryWindowSeconds
             self.pingIntervalSeconds = pingIntervalSeconds
             self.pingTimeoutSeconds = pingTimeoutSeconds
             self.maxConnectionAgeSeconds = maxConnectionAgeSeconds
@@ -57,6 +64,8 @@ extension RelayConfiguration {
 
         /// The most attempts `max_attempts` may ask for.
         static let attemptLimit = 10
+        /// The longest `retry_window_seconds`: a day. The notifications being retried are held in memory.
+        static let retryWindowLimitSeconds = 86_400
         /// The shortest `timeout_ms` accepted: below it even a warm connection cannot answer reliably.
         static let minimumTimeoutMs = 100
         /// The longest `ping_interval_seconds`: a day.

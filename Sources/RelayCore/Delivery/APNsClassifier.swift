@@ -7,11 +7,13 @@ package enum APNsClassifier {
     ///   - reason: the `reason` of the error body, when there was one.
     ///   - timestamp: the 410 body's `timestamp` (milliseconds since 1970), when given.
     ///   - apnsID: the `apns-id` header of the response.
+    ///   - retryAfter: the `retry-after` header, when given: Apple documents none, but a retry never comes sooner.
     package static func classify(
         status: Int,
         reason: String?,
         timestamp: Int64? = nil,
-        apnsID: String?
+        apnsID: String?,
+        retryAfter: Duration? = nil
     ) -> UpstreamVerdict {
         if status == 200 { return .final(.delivered(providerMessageID: apnsID)) }
         let text = reason ?? "HTTP \(status)"
@@ -35,21 +37,25 @@ package enum APNsClassifier {
             return .final(.rejected(.invalidArgument, reason: text))
         case .idleTimeout?, .unrelatedKeyIdInToken?, .shutdown?:
             // The connection is at fault (idle, bound to another key, closing): retry on a fresh one.
-            return .retry(notBefore: nil, freshConnection: true, otherwise: .unavailable(reason: text, retryAfter: nil))
+            return .retry(
+                notBefore: retryAfter, freshConnection: true,
+                otherwise: .unavailable(reason: text, retryAfter: retryAfter))
         case .tooManyRequests?:
             return .retry(
-                notBefore: nil,
+                notBefore: retryAfter,
                 freshConnection: false,
                 otherwise: .rejected(.messageRateExceeded, reason: text)
             )
         case .tooManyProviderTokenUpdates?, .internalServerError?, .serviceUnavailable?:
             return .retry(
-                notBefore: nil, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: nil))
+                notBefore: retryAfter, freshConnection: false,
+                otherwise: .unavailable(reason: text, retryAfter: retryAfter))
         case .unknown?, nil:
             // Apple: unknown reasons are transient on 5xx and the relay's problem on 4xx; never token removal.
             if status >= 500 || status == 429 {
                 return .retry(
-                    notBefore: nil, freshConnection: false, otherwise: .unavailable(reason: text, retryAfter: nil))
+                    notBefore: retryAfter, freshConnection: false,
+                    otherwise: .unavailable(reason: text, retryAfter: retryAfter))
             }
             return .final(.rejected(.invalidArgument, reason: text))
         }

@@ -35,8 +35,12 @@ package struct APNsUpstream: SingleMessageUpstream {
         try APNsRequest(push: push, settings: payload, now: now, apnsID: UUID.random())
     }
 
+    package func endpoint(for message: APNsRequest) -> UpstreamEndpoint {
+        message.environment == .production ? production : sandbox
+    }
+
     package func request(for message: APNsRequest, token: String?) -> (UpstreamEndpoint, HTTP2Request) {
-        let endpoint = message.environment == .production ? production : sandbox
+        let endpoint = endpoint(for: message)
         var headers = message.headers.map { HTTPHeader($0.name, $0.value) }
         if let token { headers.append(HTTPHeader("authorization", "bearer \(token)")) }
         headers.append(HTTPHeader("content-type", "application/json"))
@@ -64,7 +68,8 @@ package struct APNsUpstream: SingleMessageUpstream {
         let timestamp = body?["timestamp"]?.integerValue
         return AttemptResult(
             verdict: APNsClassifier.classify(
-                status: response.status, reason: reason, timestamp: timestamp, apnsID: apnsID),
+                status: response.status, reason: reason, timestamp: timestamp, apnsID: apnsID,
+                retryAfter: response.retryAfter),
             status: response.status,
             reason: reason
         )

@@ -58,6 +58,8 @@ package struct ExpoUpstream: ProviderUpstream {
         try ExpoMessage(push: push, settings: configuration.payload)
     }
 
+    package func endpoint(for message: ExpoMessage) -> UpstreamEndpoint { endpoint }
+
     package func request(for messages: ArraySlice<ExpoMessage>, token: String?) -> (UpstreamEndpoint, HTTP2Request) {
         let body = JSONValue.array(messages.map { .object($0.json) }).encodedBytes()
         return (endpoint, HTTP2Request(url: endpoint.url, headers: configuration.headers, body: body))

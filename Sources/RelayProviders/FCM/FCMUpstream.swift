@@ -22,6 +22,8 @@ package struct FCMUpstream: SingleMessageUpstream {
         try FCMRequest(push: push, settings: payload, now: now)
     }
 
+    package func endpoint(for message: FCMRequest) -> UpstreamEndpoint { endpoint }
+
     package func request(for message: FCMRequest, token: String?) -> (UpstreamEndpoint, HTTP2Request) {
         var headers: [HTTPHeader] = []
         if let token { headers.append(HTTPHeader("authorization", "Bearer \(token)")) }

@@ -6,17 +6,20 @@ import RelayHTTP2
 /// parts plugged in (``ProviderUpstream``).
 ///
 /// ### Overview
-/// A send builds each notification's message once (one too big is refused without an attempt) and hands the messages
-/// to the provider's ``RetryLoop``. Each attempt takes the credential's token, renewed when the last answer refused
-/// it; sends the pending messages in requests of at most ``ProviderUpstream/maxMessagesPerRequest``, concurrently
-/// when there are several; and classifies each answer, or the failure that stood for it, into one result per message.
+/// A send builds each notification's message once (one too big is refused without an attempt), gives each its
+/// deadline (its `ttl` or `expiration`, within the retry window) and hands the messages to the provider's
+/// ``RetryLoop`` with the gate (circuit breaker and retry budget) of the upstream they go to. Each attempt takes the
+/// credential's token, renewed when the last answer refused it; sends the pending messages in requests of at most
+/// ``ProviderUpstream/maxMessagesPerRequest``, concurrently when there are several; and classifies each answer, or the
+/// failure that stood for it, into one result per message.
 ///
 /// APNs and FCM take one notification per request: each push gets a loop of its own, so its outcome is known as soon
 /// as it arrives. The Expo pushes of one call share a loop; a retry resends only the messages whose verdicts asked
 /// for one, and a whole-request error counts for every message of its request.
 package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
     package let upstream: Upstream
-    private let retries: RetryLoop
+    /// The retry loop, with the policy and the upstreams' gates.
+    package let retries: RetryLoop
     private let environment: SenderEnvironment
     private let logger: Logger
 
@@ -68,9 +71,13 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
         guard !batch.messages.isEmpty else { return batch.refused.map(\.report) }
         let messages = batch.messages
         var lastToken: String?
+        // Every message of one send goes to one upstream (one Expo endpoint; one APNs message per send).
+        let gate = retries.gate(
+            for: ObjectIdentifier(upstream.endpoint(for: messages[0])), provider: Upstream.provider)
         var reports = await retries.run(
-            count: messages.count,
+            terms: batch.terms,
             renewableCredential: upstream.credential != nil,
+            gate: gate,
             environment: environment
         ) { pending, instructions in
             await attempt(messages, pending, instructions, lastToken: &lastToken)
@@ -82,19 +89,26 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
     /// The messages of the pushes to send, and the pushes refused before sending.
     struct Batch {
         var messages: [Upstream.Message] = []
+        /// Each message's deadline and criticality, in the order of ``messages``.
+        var terms: [RetryLoop.Terms] = []
         /// Each push refused before sending (its message too big), by its position among the pushes; usually none.
         var refused: [(position: Int, report: DeliveryReport)] = []
     }
 
-    /// Builds each push's message once; one too big gets its report at once, without an attempt.
+    /// Builds each push's message once, and its terms; one too big gets its report at once, without an attempt.
     @inline(never)
     private func prepare(_ pushes: some Collection<ResolvedPush>) -> Batch {
         let now = environment.now()
+        let start = environment.instant()
         var batch = Batch()
         batch.messages.reserveCapacity(pushes.count)
+        batch.terms.reserveCapacity(pushes.count)
         for (position, push) in pushes.enumerated() {
             do {
                 batch.messages.append(try upstream.message(for: push, now: now))
+                let deadline = retries.policy.deadline(
+                    start: start, ttl: push.message.ttl, expiration: push.message.expiration, date: now)
+                batch.terms.append(RetryLoop.Terms(deadline: deadline, critical: push.isCritical))
             } catch {
                 let refused = DeliveryOutcome.rejected(.messageTooBig, reason: error.description)
                 batch.refused.append((position, DeliveryReport(outcome: refused, attempts: 0)))

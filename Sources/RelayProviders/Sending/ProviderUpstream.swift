@@ -28,6 +28,9 @@ package protocol ProviderUpstream: Sendable {
     /// - Throws: ``MessageTooBig`` when its payload is over the provider's limit; it is then never sent.
     func message(for push: ResolvedPush, now: Date) throws(MessageTooBig) -> Message
 
+    /// The endpoint `message` goes to; the messages of one request all go to the same one.
+    func endpoint(for message: Message) -> UpstreamEndpoint
+
     /// The request that carries `messages` (never empty, at most ``maxMessagesPerRequest``) with the credential's
     /// `token`, and the endpoint it goes to.
     func request(for messages: ArraySlice<Message>, token: String?) -> (UpstreamEndpoint, HTTP2Request)

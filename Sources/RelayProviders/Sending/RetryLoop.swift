@@ -1,64 +1,131 @@
+import Metrics
 package import RelayCore
 import Synchronization
 
-/// The one retry loop of every sender, with its provider's retry policy and retry budget (shared by all its sends).
+/// The one retry loop of every sender: its provider's retry policy, and the gates (circuit breaker and retry budget)
+/// of the upstreams it sends to.
 ///
 /// ### Overview
-/// A send hands the loop its messages (one for APNs and FCM, a batch for Expo) and a function that makes one attempt
-/// for the messages still pending: it sends them and returns each one's classified answer. The loop runs attempts
-/// until every message has its outcome, the attempts or the retry budget run out, or a back-off is cancelled.
+/// A send hands the loop its messages (one for APNs and FCM, a batch for Expo) with each one's terms (deadline,
+/// criticality), the gate of the upstream they go to, and a function that makes one attempt for the messages still
+/// pending: it sends them and returns each one's classified answer. The loop runs attempts until every message has its
+/// outcome. A transient failure delays a message, it does not fail it: it goes again after a back-off for as long as
+/// its deadline allows (``RetryPolicy/deadline(start:ttl:expiration:date:)``), and only then reports its fallback
+/// outcome (`ProviderUnavailable`, or `MessageRateExceeded` for a device over its rate).
 ///
 /// ### Implementation
-/// After each attempt every pending message is judged on its own verdict:
-/// - ``UpstreamVerdict/final(_:)``: its outcome is reported.
-/// - ``UpstreamVerdict/retry(notBefore:freshConnection:otherwise:)``: it goes again if the policy allows another
-///   attempt and the budget gives a token (one per message retried), else its `otherwise` is reported.
-/// - ``UpstreamVerdict/refreshCredentialAndRetry(otherwise:)``: it goes again at once with a renewed credential, if
-///   the sender has one to renew, the policy allows another attempt and no credential was renewed yet in this send;
-///   else its `otherwise` is reported. A credential refused again right after renewal is the operator's problem
-///   (clock, key).
+/// Each round has three steps.
+/// 1. **Admission** (``UpstreamGate/admit(needsToken:now:)``). While the upstream's circuit is open the messages are
+///    held, not failed, until the probe succeeds (then they all go at once) or their deadlines pass; the first to ask
+///    after the open period goes as the probe. A retry of a transient failure takes a token from the upstream's
+///    retry budget while the circuit is closed; when there is none it waits for one (or for the circuit to open),
+///    also until its deadline. Critical alerts, first attempts, renewals and sends that were held need no token.
+///    A message whose deadline passes while it waits reports its fallback, or, if it was never sent, "circuit
+///    open: not sent before the deadline".
+/// 2. **The attempt**, whose outcome tells the circuit breaker whether the upstream answered
+///    (``AttemptResult/signal``).
+/// 3. **Judgement** of each pending message on its own verdict:
+///    - ``UpstreamVerdict/final(_:)``: its outcome is reported.
+///    - ``UpstreamVerdict/retry(notBefore:freshConnection:otherwise:)``: it goes again after the round's back-off,
+///      cut short so that it starts by its deadline (one last attempt at the deadline beats giving up early); once
+///      the deadline has come, or when the upstream's `Retry-After` ends after it, its `otherwise` is reported (with
+///      that `Retry-After`).
+///    - ``UpstreamVerdict/refreshCredentialAndRetry(otherwise:)``: it goes again at once with a renewed credential, if
+///      the sender has one to renew and no credential was renewed yet in this send; else its `otherwise` is
+///      reported. A credential refused again right after renewal is the operator's problem (clock, key).
 ///
 /// The messages that go again go together: after one back-off (full jitter, drawn once, and at least the longest
 /// `notBefore` among them) when any of them is retried, on a fresh connection when any asked for one, with a renewed
-/// credential when any asked for that. A cancelled back-off reports each its `otherwise` outcome.
+/// credential when any asked for that. Each message that goes again counts in `relay_upstream_retries_total` with
+/// its ``RetryCause``. A cancelled wait reports each waiting message's fallback. Streams the upstream did not process
+/// (REFUSED_STREAM, above a GOAWAY's last stream id) never reach the loop: the pool sends them again without counting
+/// an attempt.
 package final class RetryLoop: Sendable {
     package let policy: RetryPolicy
-    private let budget: Mutex<RetryBudget>
+    /// The retry budget each upstream's gate starts with.
+    package let budget: RetryBudget
+    /// The circuit breaker settings of each upstream's gate.
+    package let breaker: CircuitBreaker.Settings
+    private let upstreams = Mutex<Upstreams>(Upstreams())
 
-    package init(policy: RetryPolicy = .init(), budget: RetryBudget = .init()) {
+    private struct Upstreams {
+        var gates: [ObjectIdentifier: UpstreamGate] = [:]
+        var boards: [Provider: CircuitBoard] = [:]
+    }
+
+    package init(
+        policy: RetryPolicy = .init(),
+        budget: RetryBudget = .init(),
+        breaker: CircuitBreaker.Settings = .init()
+    ) {
         self.policy = policy
-        self.budget = Mutex(budget)
+        self.budget = budget
+        self.breaker = breaker
+    }
+
+    /// The gate of the upstream `upstream` names (an ``UpstreamEndpoint``'s identity), made on first use.
+    func gate(for upstream: ObjectIdentifier, provider: Provider) -> UpstreamGate {
+        upstreams.withLock { upstreams in
+            if let gate = upstreams.gates[upstream] { return gate }
+            let board = upstreams.boards[provider] ?? CircuitBoard(provider: provider)
+            upstreams.boards[provider] = board
+            let gate = UpstreamGate(provider: provider, breaker: breaker, budget: budget, board: board)
+            upstreams.gates[upstream] = gate
+            return gate
+        }
+    }
+
+    /// The most open circuit phase among `provider`'s upstreams (what `relay_upstream_circuit_state` shows).
+    package func circuitPhase(of provider: Provider) -> CircuitBreaker.Phase {
+        upstreams.withLock { $0.boards[provider] }?.phase ?? .closed
+    }
+
+    /// What bounds one message's retries.
+    struct Terms: Sendable, Equatable {
+        /// No attempt starts after this instant (``RetryPolicy/deadline(start:ttl:expiration:date:)``).
+        var deadline: ContinuousClock.Instant
+        /// A critical alert takes no token from the retry budget.
+        var critical: Bool
     }
 
     /// What a message that never had its outcome reports; the loop reports on every message, so this stays unseen.
     private static let notSent = DeliveryReport(outcome: .unavailable(reason: "not sent", retryAfter: nil), attempts: 0)
+    /// What a message held from its first attempt until its deadline reports.
+    static let heldUntilDeadline = DeliveryOutcome.unavailable(
+        reason: "circuit open: not sent before the deadline", retryAfter: nil)
 
-    /// Runs attempts for `count` messages until each has its outcome.
+    /// Runs attempts for the messages until each has its outcome.
     ///
     /// - Parameters:
+    ///   - terms: each message's deadline and criticality, in order.
     ///   - renewableCredential: whether the sender has a credential to renew when a verdict asks for it.
+    ///   - gate: the gate of the upstream every message goes to.
     ///   - attempt: sends the messages at the given indices (in increasing order) as `instructions` say and returns
     ///     one result per message, in the same order.
     /// - Returns: one report per message, in order.
     func run(
-        count: Int,
+        terms: [Terms],
         renewableCredential: Bool,
+        gate: UpstreamGate,
         environment: SenderEnvironment,
         attempt: (_ pending: [Int], _ instructions: AttemptInstructions) async -> [AttemptResult]
     ) async -> [DeliveryReport] {
         // Only what must outlive a suspension lives here; each attempt is judged by the synchronous `judge`, whose
         // temporaries stay on the thread's stack instead of growing every send's async frame.
-        var state = State(count: count, renewableCredential: renewableCredential)
-        budget.withLock { budget in
-            for _ in 0..<count { budget.recordAttempt() }
-        }
+        var state = State(terms: terms, renewableCredential: renewableCredential, started: environment.instant())
+        gate.recordFirstAttempt(now: state.started)
         while !state.pending.isEmpty {
+            guard await admit(&state, gate: gate, environment: environment) else { break }
             let results = await attempt(state.pending, state.instructions)
-            if let delay = judge(results, &state, random: environment.random) {
+            let now = environment.instant()
+            gate.requestEnded(Self.signal(of: results), probe: state.probe, now: now)
+            let delay = judge(results, &state, now: now, random: environment.random)
+            count(state.retries, provider: gate.provider)
+            if let delay {
                 do {
                     try await environment.sleep(delay)
                 } catch {
-                    state.reportWaiting()
+                    state.reportWaiting(now: environment.instant())
                     break
                 }
             }
@@ -67,48 +134,146 @@ package final class RetryLoop: Sendable {
         return state.reports
     }
 
+    /// Waits until the pending messages may go, reporting those whose deadline passes meanwhile.
+    ///
+    /// - Returns: `false` when none is left to send, or the wait was cancelled (each waiting message reported).
+    private func admit(_ state: inout State, gate: UpstreamGate, environment: SenderEnvironment) async -> Bool {
+        var budgetWaits = 0
+        while true {
+            let now = environment.instant()
+            // An attempt that was scheduled (the first, or a retry whose back-off `judge` fitted before the deadline)
+            // goes if it may; one that had to wait here is given up at its deadline.
+            if state.held || budgetWaits > 0 { state.expire(now: now) }
+            guard let deadline = state.earliestDeadline else { return false }
+            let needsToken = state.retrying && !state.held && !state.pending.allSatisfy { state.terms[$0].critical }
+            switch gate.admit(needsToken: needsToken, now: now) {
+            case .go(let probe):
+                state.probe = probe
+                return true
+            case .hold(let until, let generation):
+                state.held = true
+                await gate.wait(until: min(until, deadline), after: generation, environment: environment)
+            case .budgetEmpty(let tokenIn, let generation):
+                budgetWaits += 1
+                let delay = policy.delay(after: budgetWaits, notBefore: tokenIn, unit: environment.random())
+                await gate.wait(until: min(now + delay, deadline), after: generation, environment: environment)
+            }
+            if Task.isCancelled {
+                state.reportWaiting(now: environment.instant())
+                return false
+            }
+        }
+    }
+
+    /// What one attempt showed about the upstream: an answer for any message shows it is up.
+    static func signal(of results: [AttemptResult]) -> CircuitBreaker.Signal {
+        var signal = CircuitBreaker.Signal.neutral
+        for result in results {
+            switch result.signal {
+            case .success: return .success
+            case .failure: signal = .failure
+            case .neutral: continue
+            }
+        }
+        return signal
+    }
+
     /// The loop's state between attempts.
     struct State {
-        let started = ContinuousClock.now
+        let started: ContinuousClock.Instant
         let renewableCredential: Bool
+        let terms: [Terms]
         var reports: [DeliveryReport]
-        /// The messages the next attempt sends.
+        /// The messages the next attempt sends, in increasing order.
         var pending: [Int]
         var instructions = AttemptInstructions(number: 1, freshConnection: false, renewCredential: false)
         /// Whether the credential was renewed in this send.
         var renewed = false
-        /// The messages that go again, each with the outcome it reports if it never gets another attempt.
-        var waiting: [(index: Int, otherwise: DeliveryOutcome, result: AttemptResult)] = []
+        /// Whether the attempt being admitted retries a transient failure (it needs a budget token).
+        var retrying = false
+        /// Whether the attempt being admitted was held by the circuit (it then needs no token).
+        var held = false
+        /// Whether the attempt went as the circuit's probe.
+        var probe = false
+        /// Each message's fallback: the outcome it reports if it gets no further attempt, and the result behind it.
+        var fallbacks: [(otherwise: DeliveryOutcome, result: AttemptResult)?]
+        /// The messages that go again.
+        var waiting: [Int] = []
+        /// Why each message of `waiting` goes again, for the retries metric.
+        var retries: [RetryCause] = []
         var following = AttemptInstructions(number: 2, freshConnection: false, renewCredential: false)
 
-        init(count: Int, renewableCredential: Bool) {
+        init(terms: [Terms], renewableCredential: Bool, started: ContinuousClock.Instant) {
+            self.started = started
+            self.terms = terms
             self.renewableCredential = renewableCredential
-            self.reports = Array(repeating: RetryLoop.notSent, count: count)
-            self.pending = Array(0..<count)
+            self.reports = Array(repeating: RetryLoop.notSent, count: terms.count)
+            self.fallbacks = Array(repeating: nil, count: terms.count)
+            self.pending = Array(terms.indices)
         }
 
-        mutating func report(_ index: Int, _ outcome: DeliveryOutcome, _ result: AttemptResult) {
+        /// The earliest deadline among the pending messages; `nil` when none is pending.
+        var earliestDeadline: ContinuousClock.Instant? {
+            pending.lazy.map { terms[$0].deadline }.min()
+        }
+
+        mutating func report(
+            _ index: Int,
+            _ outcome: DeliveryOutcome,
+            _ result: AttemptResult?,
+            attempts: Int,
+            now: ContinuousClock.Instant
+        ) {
             reports[index] = DeliveryReport(
                 outcome: outcome,
-                attempts: instructions.number,
-                upstreamStatus: result.status,
-                upstreamReason: result.reason,
-                latency: started.duration(to: .now)
+                attempts: attempts,
+                upstreamStatus: result?.status,
+                upstreamReason: result?.reason,
+                latency: now - started
             )
         }
 
-        /// A back-off was cancelled: every waiting message reports its fallback outcome.
-        mutating func reportWaiting() {
-            for message in waiting { report(message.index, message.otherwise, message.result) }
-            waiting = []
+        /// Reports the message's fallback, as it stands before the attempt being admitted.
+        mutating func reportFallback(_ index: Int, now: ContinuousClock.Instant, neverSent: DeliveryOutcome) {
+            let made = instructions.number - 1
+            if let fallback = fallbacks[index] {
+                report(index, fallback.otherwise, fallback.result, attempts: made, now: now)
+            } else {
+                report(index, neverSent, nil, attempts: made, now: now)
+            }
+        }
+
+        /// Reports every pending message whose deadline has passed.
+        mutating func expire(now: ContinuousClock.Instant) {
+            let deadlines = terms.map(\.deadline)
+            let expired = pending.filter { deadlines[$0] <= now }
+            guard !expired.isEmpty else { return }
+            for index in expired { reportFallback(index, now: now, neverSent: RetryLoop.heldUntilDeadline) }
+            pending.removeAll { deadlines[$0] <= now }
+        }
+
+        /// A wait was cancelled: every message still to go reports its fallback.
+        mutating func reportWaiting(now: ContinuousClock.Instant) {
+            let cancelled = DeliveryOutcome.unavailable(reason: "cancelled", retryAfter: nil)
+            if !waiting.isEmpty {
+                // Cancelled during the back-off: the messages that were to go again.
+                instructions = following
+                pending = waiting.sorted()
+                waiting = []
+            }
+            for index in pending { reportFallback(index, now: now, neverSent: cancelled) }
+            pending = []
         }
 
         /// Moves on to the attempt that `judge` decided.
         mutating func next() {
             renewed = renewed || following.renewCredential
             instructions = following
-            pending = waiting.map(\.index)
+            pending = waiting.sorted()
             waiting = []
+            retries = []
+            held = false
+            probe = false
         }
     }
 
@@ -116,40 +281,76 @@ package final class RetryLoop: Sendable {
     ///
     /// - Returns: the back-off before the next attempt, or `nil` when it may start at once.
     @inline(never)
-    private func judge(_ results: [AttemptResult], _ state: inout State, random: () -> Double) -> Duration? {
+    private func judge(
+        _ results: [AttemptResult],
+        _ state: inout State,
+        now: ContinuousClock.Instant,
+        random: () -> Double
+    ) -> Duration? {
         let number = state.instructions.number
         state.following = AttemptInstructions(number: number + 1, freshConnection: false, renewCredential: false)
-        var backOff = false
+        var transient: [(index: Int, otherwise: DeliveryOutcome, result: AttemptResult)] = []
+        var freshConnection = false
         var notBefore: Duration?
         for (index, result) in zip(state.pending, results) {
             switch result.verdict {
             case .final(let outcome):
-                state.report(index, outcome, result)
+                state.report(index, outcome, result, attempts: number, now: now)
             case .refreshCredentialAndRetry(let otherwise):
-                guard state.renewableCredential, !state.renewed, policy.allowsRetry(after: number) else {
-                    state.report(index, otherwise, result)
+                guard state.renewableCredential, !state.renewed else {
+                    state.report(index, otherwise, result, attempts: number, now: now)
                     continue
                 }
+                state.fallbacks[index] = (otherwise, result)
                 state.following.renewCredential = true
-                state.waiting.append((index, otherwise, result))
-            case .retry(let wait, let freshConnection, let otherwise):
-                guard policy.allowsRetry(after: number), mayRetry() else {
-                    state.report(index, otherwise, result)
-                    continue
-                }
-                backOff = true
-                state.following.freshConnection = state.following.freshConnection || freshConnection
+                state.waiting.append(index)
+                state.retries.append(.credential)
+            case .retry(let wait, let fresh, let otherwise):
+                state.fallbacks[index] = (otherwise, result)
+                freshConnection = freshConnection || fresh
                 if let wait { notBefore = max(notBefore ?? .zero, wait) }
-                state.waiting.append((index, otherwise, result))
+                transient.append((index, otherwise, result))
             }
         }
-        guard backOff else { return nil }
-        return policy.delay(after: number, notBefore: notBefore, unit: random())
+        guard !transient.isEmpty else {
+            state.retrying = false
+            return nil
+        }
+        // Each retry starts before its deadline: the round's back-off is cut short to the earliest deadline among
+        // them (one last attempt at the deadline beats giving up early), never below the upstream's `Retry-After`; a
+        // message whose deadline has come, or comes before that wait is over, reports its fallback now.
+        let floor = notBefore ?? .zero
+        var limit: Duration?
+        for (index, otherwise, result) in transient {
+            let left = state.terms[index].deadline - now
+            guard left > .zero, floor <= left else {
+                state.report(index, otherwise, result, attempts: number, now: now)
+                continue
+            }
+            limit = min(limit ?? left, left)
+            state.waiting.append(index)
+            state.retries.append(result.retryCause)
+        }
+        guard let limit else {
+            state.retrying = false
+            return nil
+        }
+        state.retrying = true
+        state.following.freshConnection = freshConnection
+        return min(policy.delay(after: number, notBefore: notBefore, unit: random()), limit)
     }
 
-    /// Takes a token from the budget for one retry; `false` when it is spent.
-    private func mayRetry() -> Bool {
-        budget.withLock { $0.withdrawRetry() }
+    /// Counts the messages that go again, by cause, in `relay_upstream_retries_total`.
+    private func count(_ retries: [RetryCause], provider: Provider) {
+        guard !retries.isEmpty else { return }
+        var counts: [RetryCause: Int] = [:]
+        for cause in retries { counts[cause, default: 0] += 1 }
+        for (cause, count) in counts {
+            Counter(
+                label: "relay_upstream_retries_total",
+                dimensions: [("provider", provider.rawValue), ("cause", cause.rawValue)]
+            ).increment(by: count)
+        }
     }
 }
 

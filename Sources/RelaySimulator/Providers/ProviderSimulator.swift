@@ -1,4 +1,5 @@
 internal import Foundation
+internal import NIOHTTP2
 internal import Synchronization
 
 /// A loopback upstream that answers like APNs, FCM HTTP v1 (with Google's OAuth token endpoint) and Expo, closely
@@ -20,7 +21,8 @@ internal import Synchronization
 /// RS256 OAuth assertions, Expo access tokens), headers and payloads as its provider does, and answers with the
 /// provider's status codes and bodies. Tokens whose first four characters are a ``ScriptedToken`` code fail in
 /// scripted ways (dead, invalid, throttled once, flaky, slow…); ``Configuration/errorRate`` adds random transient
-/// failures and ``Configuration/latency`` a delay. ``received()`` lists every request with its answer.
+/// failures and ``Configuration/latency`` a delay; ``injectFaults(_:)`` switches an outage, a 503 storm, resets,
+/// stalls or cut connections on and off (``FaultInjection``). ``received()`` lists every request with its answer.
 ///
 /// ```swift
 /// let credentials = try SimulatorCredentials()
@@ -94,6 +96,23 @@ package final class ProviderSimulator: Sendable {
         self.core.state.withLock { state in state.log.filter { $0.provider == provider } }
     }
 
+    /// Switches fault injection on with `injection` (replacing any before it), or off with `nil`: see
+    /// ``FaultInjection``. Requests already being answered keep their answers.
+    package func injectFaults(_ injection: FaultInjection?) {
+        self.core.faults.set(injection)
+    }
+
+    /// How many send requests got an injected fault since the simulator started.
+    package var faultsInjected: Int {
+        self.core.faults.injected
+    }
+
+    /// Returns once ``faultsInjected`` has reached `count`: the way for a test to know a fault that leaves no answer
+    /// (a stall, a reset) has been decided, without sleeping. Returns early when the task is cancelled.
+    package func waitForFaults(atLeast count: Int) async {
+        await self.core.faults.waitForFaults(atLeast: count)
+    }
+
     /// Stops the server (see ``HTTP2TestServer/shutdown()``); calling it again does nothing.
     package func shutdown() async throws {
         try await self.server.shutdown()
@@ -107,6 +126,8 @@ extension ProviderSimulator {
         let state = Mutex(State())
         /// ``ProviderSimulator/fcmTokenURI``, known once the server is bound.
         let tokenURI = Mutex("")
+        /// ``ProviderSimulator/injectFaults(_:)``.
+        let faults = FaultSwitch()
         private let apns: APNsEndpoint
         private let fcm: FCMEndpoint
         private let fcmToken: FCMTokenEndpoint
@@ -125,15 +146,19 @@ extension ProviderSimulator {
             let now = Date()
             switch Route(path: request.path) {
             case .apns(let deviceToken):
+                let fault = self.faults.next()
+                if let action = Self.action(for: fault) { return action }
                 let inspection = self.apns.inspect(request, deviceToken: deviceToken)
-                let transientError = self.rollTransientError()
+                let transientError = fault == .serviceUnavailable || self.rollTransientError()
                 return self.answer(request, .apns, slow: isSlow(inspection.deviceToken)) { state in
                     state.apnsRequestArrived(
                         inspection, connectionID: request.connectionID, transientError: transientError, now: now)
                 }
             case .fcmSend(let projectID):
+                let fault = self.faults.next()
+                if let action = Self.action(for: fault) { return action }
                 let inspection = self.fcm.inspect(request, projectID: projectID)
-                let transientError = self.rollTransientError()
+                let transientError = fault == .serviceUnavailable || self.rollTransientError()
                 return self.answer(request, .fcm, slow: isSlow(inspection.deviceToken ?? "")) { state in
                     state.fcmSendArrived(
                         inspection, projectID: self.configuration.fcm.projectID, transientError: transientError,
@@ -146,8 +171,10 @@ extension ProviderSimulator {
                     state.fcmTokenRequested(inspection, now: now)
                 }
             case .expoSend:
+                let fault = self.faults.next()
+                if let action = Self.action(for: fault) { return action }
                 let inspection = self.expo.inspectSend(request)
-                let transientError = self.rollTransientError()
+                let transientError = fault == .serviceUnavailable || self.rollTransientError()
                 let slow = inspection.recipients.contains { isSlow($0.token ?? "") }
                 return self.answer(request, .expoSend, slow: slow) { state in
                     state.expoSendArrived(inspection, transientError: transientError)
@@ -177,6 +204,17 @@ extension ProviderSimulator {
                 return response
             }
             return .respond(response, delay: self.delay(slow: slow))
+        }
+
+        /// What the server does instead of answering, for an injected fault that is not an answer.
+        private static func action(for fault: FaultInjection.Fault?) -> HTTP2TestAction? {
+            switch fault {
+            case .resetStream?: .resetStream(code: .internalError)
+            // Answered only after a day: long after any client's deadline, and cancelled when the server stops.
+            case .stall?: .respond(.json(503, "{}"), delay: .seconds(86_400))
+            case .dropConnection?: .dropConnection
+            case .serviceUnavailable?, nil: nil
+            }
         }
 
         private func rollTransientError() -> Bool {

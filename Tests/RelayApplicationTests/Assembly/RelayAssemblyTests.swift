@@ -38,6 +38,7 @@ struct RelayAssemblyTests {
             max_connections = 3
             timeout_ms = 15000
             max_attempts = 2
+            retry_window_seconds = 45
 
             [apns]
             team_id = \(SimulatorCredentials.tomlString(credentials.apnsTeamID))
@@ -116,6 +117,13 @@ struct RelayAssemblyTests {
         #expect(relay.senders[.apns] is APNsSender)
         #expect(relay.senders[.fcm] is FCMSender)
         #expect(relay.senders[.expo] is ExpoSender)
+        // Each sender retries transient failures within `retry_window_seconds`.
+        let windows = [
+            (relay.senders[.apns] as? APNsSender)?.retries.policy.window,
+            (relay.senders[.fcm] as? FCMSender)?.retries.policy.window,
+            (relay.senders[.expo] as? ExpoSender)?.retries.policy.window,
+        ]
+        #expect(windows == Array(repeating: .seconds(45), count: 3))
         #expect(Set(assembly.clients.keys) == [.apns, .fcm, .expo])
         for (provider, client) in assembly.clients {
             #expect(client.configuration.caFile == simulator.caFilePath, "\(provider)")

@@ -102,6 +102,21 @@ enum VerdictClass: Equatable, Sendable {
             if case .final(let outcome) = verdict { #expect(!outcome.removeToken) }
         }
     }
+
+    @Test(arguments: [
+        (429, "TooManyRequests"),
+        (503, "ServiceUnavailable"),
+        (503, "Shutdown"),
+        (500, "SomethingNew"),
+    ])
+    func aRetryAfterHeaderIsTheLeastWait(_ status: Int, _ reason: String) {
+        let verdict = APNsClassifier.classify(status: status, reason: reason, apnsID: nil, retryAfter: .seconds(7))
+        guard case .retry(let notBefore, _, _) = verdict else {
+            Issue.record("expected a retry, got \(verdict)")
+            return
+        }
+        #expect(notBefore == .seconds(7))
+    }
 }
 
 @Suite struct FCMClassifierTests {

@@ -61,6 +61,7 @@ import Testing
             max_concurrent_streams = 500
             timeout_ms = 2500
             max_attempts = 5
+            retry_window_seconds = 90
             [apns]
             environment = "sandbox"
             endpoint = "https://apns.example.com:8443/"
@@ -93,7 +94,9 @@ import Testing
         #expect(configuration.store.location == .sqlite(path: "/var/lib/pushrelay/relay.db"))
         #expect(
             configuration.upstream
-                == .init(maxConnections: 4, maxConcurrentStreams: 500, timeoutMs: 2500, maxAttempts: 5)
+                == .init(
+                    maxConnections: 4, maxConcurrentStreams: 500, timeoutMs: 2500, maxAttempts: 5,
+                    retryWindowSeconds: 90)
         )
         #expect(configuration.upstream.concurrentStreams(for: .fcm) == 500)
         #expect(configuration.apns == nil, "no key_file, so APNs stays off")

@@ -1,0 +1,188 @@
+import Metrics
+import RelayCore
+import Synchronization
+
+/// What decides whether a send may go to one upstream now: its circuit breaker and its retry budget, and the sends
+/// waiting on them.
+///
+/// ### Overview
+/// One gate per upstream endpoint (one pool: APNs production and sandbox each have theirs), made by the sender's
+/// ``RetryLoop``. Before each attempt the loop asks ``admit(needsToken:now:)``:
+/// - the circuit is closed: the attempt goes, after taking a token from the budget when it retries a transient
+///   failure (``Admission/budgetEmpty(tokenIn:generation:)`` when there is none);
+/// - it is half-open and no probe is in flight: the attempt goes as the probe;
+/// - otherwise it is held (``Admission/hold(until:generation:)``).
+/// A held or budget-starved send waits with ``wait(until:after:environment:)``, which returns at the time given or as
+/// soon as the circuit changes phase, whichever comes first, and then asks again. After each attempt the loop
+/// reports what it showed (``requestEnded(_:probe:now:)``).
+///
+/// ### Implementation
+/// The pure ``CircuitBreaker`` and ``RetryBudget`` under one `Mutex`, with a generation number that every change of
+/// phase (or a probe that ended without a verdict) advances; waiters registered for a generation are resumed, after
+/// the lock is released, when it moves on. The time is always the caller's (``SenderEnvironment/instant``), and
+/// waiting is the caller's sleep raced against that wake-up, so tests drive the gate on their own clock. The phase is
+/// published through ``CircuitBoard`` as `relay_upstream_circuit_state`.
+final class UpstreamGate: Sendable {
+    enum Admission: Sendable, Equatable {
+        /// Send now; as the circuit's probe when `probe`.
+        case go(probe: Bool)
+        /// Held by the circuit: ask again at `until`, or when the generation moves past `generation`.
+        case hold(until: ContinuousClock.Instant, generation: UInt64)
+        /// The retry budget is empty: ask again later (time alone deposits the next token in `tokenIn`, `nil`:
+        /// only first attempts will), or when the generation moves past `generation`.
+        case budgetEmpty(tokenIn: Duration?, generation: UInt64)
+    }
+
+    private struct State {
+        var breaker: CircuitBreaker
+        var budget: RetryBudget
+        var generation: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    let provider: Provider
+    private let board: CircuitBoard
+    private let state: Mutex<State>
+
+    init(provider: Provider, breaker: CircuitBreaker.Settings, budget: RetryBudget, board: CircuitBoard) {
+        self.provider = provider
+        self.board = board
+        self.state = Mutex(State(breaker: CircuitBreaker(settings: breaker), budget: budget))
+        board.publish(.closed, of: ObjectIdentifier(self))
+    }
+
+    var phase: CircuitBreaker.Phase { state.withLock { $0.breaker.phase } }
+
+    /// A send made its first attempt: it deposits its share in the budget.
+    func recordFirstAttempt(now: ContinuousClock.Instant) {
+        state.withLock { $0.budget.recordAttempts(1, now: now) }
+    }
+
+    /// Whether an attempt may go now.
+    ///
+    /// - Parameter needsToken: whether it retries a transient failure and so takes a token from the budget when the
+    ///   circuit is closed (a probe, a first attempt, a renewal, a critical alert and a send that was held need none).
+    func admit(needsToken: Bool, now: ContinuousClock.Instant) -> Admission {
+        let (admission, change) = state.withLock { state -> (Admission, Change?) in
+            var change: Change?
+            var admission = Admission.go(probe: false)
+            for action in state.breaker.requestReady(now: now) {
+                switch action {
+                case .send:
+                    if needsToken && !state.budget.withdrawRetry(now: now) {
+                        admission = .budgetEmpty(
+                            tokenIn: state.budget.timeUntilToken(now: now), generation: state.generation)
+                    }
+                case .probe:
+                    admission = .go(probe: true)
+                case .hold(let until):
+                    admission = .hold(until: until, generation: state.generation)
+                case .phaseChanged, .releaseHeld:
+                    change = Self.advance(&state, action)
+                }
+            }
+            return (admission, change)
+        }
+        change?.perform(on: self)
+        return admission
+    }
+
+    /// An attempt that went has ended, showing `signal`; `probe` when it went as the probe.
+    func requestEnded(_ signal: CircuitBreaker.Signal, probe: Bool, now: ContinuousClock.Instant) {
+        let change = state.withLock { state -> Change? in
+            var change: Change?
+            for action in state.breaker.requestEnded(signal, probe: probe, now: now) {
+                change = Self.advance(&state, action) ?? change
+            }
+            return change
+        }
+        change?.perform(on: self)
+    }
+
+    /// Waits until `deadline` on the environment's clock, or until the generation moves past `generation`, whichever
+    /// comes first; returns at once when the task is cancelled.
+    func wait(
+        until deadline: ContinuousClock.Instant,
+        after generation: UInt64,
+        environment: SenderEnvironment
+    ) async {
+        let delay = deadline - environment.instant()
+        guard delay > .zero else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await environment.sleep(delay) }
+            group.addTask { await self.changed(after: generation) }
+            _ = await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns once the generation is past `generation`, or the task is cancelled.
+    private func changed(after generation: UInt64) async {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    // Checked under the lock `onCancel` takes: a cancellation either came first (and is seen here) or
+                    // finds the waiter registered.
+                    if state.generation != generation || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// What to do once the lock is released: wake the waiters, and publish the phase when it changed.
+    private struct Change {
+        var waiters: [CheckedContinuation<Void, Never>]
+        var phase: CircuitBreaker.Phase?
+
+        func perform(on gate: UpstreamGate) {
+            if let phase { gate.board.publish(phase, of: ObjectIdentifier(gate)) }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Moves to the next generation and takes its waiters.
+    private static func advance(_ state: inout State, _ action: CircuitBreaker.Action) -> Change? {
+        let phase: CircuitBreaker.Phase?
+        switch action {
+        case .phaseChanged(let new): phase = new
+        case .releaseHeld: phase = nil
+        case .send, .probe, .hold: return nil
+        }
+        state.generation += 1
+        defer { state.waiters.removeAll() }
+        return Change(waiters: Array(state.waiters.values), phase: phase)
+    }
+}
+
+/// The circuit phases of one provider's upstreams, published as `relay_upstream_circuit_state{provider}`: the most
+/// open phase among them (APNs has an upstream per environment and key), 0 closed, 1 half-open, 2 open.
+final class CircuitBoard: Sendable {
+    let provider: Provider
+    private let phases = Mutex<[ObjectIdentifier: CircuitBreaker.Phase]>([:])
+
+    init(provider: Provider) {
+        self.provider = provider
+    }
+
+    /// The most open phase among the provider's upstreams.
+    var phase: CircuitBreaker.Phase { phases.withLock { $0.values.max() ?? .closed } }
+
+    func publish(_ phase: CircuitBreaker.Phase, of upstream: ObjectIdentifier) {
+        phases.withLock { phases in
+            phases[upstream] = phase
+            // Recorded under the lock, so that two upstreams changing at once cannot publish out of order.
+            Gauge(label: "relay_upstream_circuit_state", dimensions: [("provider", provider.rawValue)])
+                .record((phases.values.max() ?? .closed).rawValue)
+        }
+    }
+}
