@@ -17,6 +17,7 @@ extension PostgresStore {
         Migration(name: "v2", statements: schemaV2),
         Migration(name: "rate_limit_buckets", statements: rateLimitBuckets),
         Migration(name: "v3", statements: schemaV3),
+        Migration(name: "v4", statements: schemaV4),
     ]
 
     /// Any 32-bit constant naming "PushRelay's migrations" among the database's advisory locks; the second half of
@@ -278,5 +279,25 @@ extension PostgresStore {
             delivered = u.delivered + EXCLUDED.delivered,
             accepted = u.accepted + EXCLUDED.accepted
         """,
+    ]
+
+    /// The delivery journal (SQLite's `v4`): the notifications accepted and not concluded yet, which a relay resumes
+    /// after a crash, and which instances claim with a lease (`PostgresStore+Journal.swift`). `sealed` is AES-GCM
+    /// ciphertext made by the relay under the journal key every instance shares.
+    private static let schemaV4: [PostgresQuery] = [
+        """
+        CREATE TABLE delivery_journal (
+            receipt_id text PRIMARY KEY,
+            tenant_id text NOT NULL,
+            created_at double precision NOT NULL,
+            deadline double precision NOT NULL,
+            attempts bigint NOT NULL,
+            claimed_by text NOT NULL,
+            lease_until double precision NOT NULL,
+            sealed bytea NOT NULL
+        )
+        """,
+        "CREATE INDEX delivery_journal_by_lease ON delivery_journal (lease_until)",
+        "CREATE INDEX delivery_journal_by_created ON delivery_journal (created_at)",
     ]
 }

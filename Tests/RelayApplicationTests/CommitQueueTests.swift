@@ -210,6 +210,11 @@ final class FailingOnceStore: PushStore {
     }
     func pruneAudit(to anchor: AuditAnchor) async throws -> Int { try await base.pruneAudit(to: anchor) }
     func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
+    func claimJournal(_ claim: JournalClaim) async throws -> [JournalEntry] { try await base.claimJournal(claim) }
+    func renewJournalLeases(receiptIDs: [String], instance: String, until: Date) async throws -> Int {
+        try await base.renewJournalLeases(receiptIDs: receiptIDs, instance: instance, until: until)
+    }
+    func journalStatistics() async throws -> JournalStatistics { try await base.journalStatistics() }
     func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
         try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit)
     }
