@@ -84,7 +84,7 @@ struct OneUptimeAPI: Sendable {
                 return Self.rateLimited(retryAfter: retryAfter)
             case .exceedsBurst:
                 return await invalid(error.entries.first?.message ?? "invalid request", context)
-            case .shuttingDown, .storeUnavailable:
+            case .shuttingDown, .storeUnavailable, .queueFull:
                 throw error
             }
         }
