@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Metrics
+import MetricsTestKit
 import RelayCore
 import RelayStore
 import ServiceLifecycle
@@ -220,6 +222,37 @@ struct DeliveryJournalTests {
         #expect(b.senders[.apns]?.sent.map(\.apnsID) == a.senders[.apns]?.sent.map(\.apnsID))
         #expect(try await b.receipts([id]).map(\.status) == [.ok])
         #expect(try await base.journalStatistics().entries == 0)
+    }
+
+    @Test func theJournalsSizeAgeAndResumptionsAreMetrics() async throws {
+        let metrics = TestMetrics()
+        try await withMetricsFactory(metrics) {
+            let clock = ManualClock()
+            let base = MemoryStore()
+            let key = JournalKey.random()
+            let first = try await JournalRelay(on: base, journalKey: key, clock: .manual(clock))
+            try await first.running {
+                _ = try await first.push([Self.apns()], acceptance: .asynchronous)
+                await first.senders[.apns]?.waitForArrivals(1)
+                first.store.kill()
+                first.senders[.apns]?.release()
+            }
+            clock.advance(by: .seconds(42))
+            await JournalService.publishGauges(first.relay)
+            #expect(try metrics.expectGauge("relay_journal_entries").lastValue == 1)
+            #expect(try metrics.expectGauge("relay_journal_oldest_age_seconds").lastValue == 42)
+
+            let second = try await JournalRelay(
+                on: base, journalKey: key, holding: false, clock: .manual(clock), tenant: first.tenant)
+            try await second.running {
+                try await second.relay.resumeJournal(includingOwn: true)
+                await second.relay.queue.waitUntilIdle()
+            }
+            #expect(metrics.counterTotal(label: "relay_journal_resumed_total", dimensions: [("action", "sent")]) == 1)
+            await JournalService.publishGauges(second.relay)
+            #expect(try metrics.expectGauge("relay_journal_entries").lastValue == 0)
+            #expect(try metrics.expectGauge("relay_journal_oldest_age_seconds").lastValue == 0)
+        }
     }
 
     // MARK: - The APIs
