@@ -67,4 +67,12 @@ extension ForwardingPushStore {
     package func pruneAudit(to anchor: AuditAnchor) async throws -> Int { try await base.pruneAudit(to: anchor) }
 
     package func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
+
+    package func claimJournal(_ claim: JournalClaim) async throws -> [JournalEntry] {
+        try await base.claimJournal(claim)
+    }
+    package func renewJournalLeases(receiptIDs: [String], instance: String, until: Date) async throws -> Int {
+        try await base.renewJournalLeases(receiptIDs: receiptIDs, instance: instance, until: until)
+    }
+    package func journalStatistics() async throws -> JournalStatistics { try await base.journalStatistics() }
 }

@@ -17,6 +17,7 @@ package final class MemoryStore: PushStore {
         var anchors: [String: AuditAnchor] = [:]
         var fingerprintKey: [UInt8]?
         var commitsFail = false
+        var journal: [String: JournalEntry] = [:]
     }
 
     private let state = Mutex(State())
@@ -132,6 +133,45 @@ package final class MemoryStore: PushStore {
             for checkpoint in batch.checkpoints where !state.checkpoints.contains(checkpoint) {
                 state.checkpoints.append(checkpoint)
             }
+            for entry in batch.journal {
+                guard let receipt = state.receipts[entry.receiptID], receipt.status == .pending,
+                    receipt.expoTicketID == nil
+                else { continue }
+                state.journal[entry.receiptID] = entry
+            }
+            for id in batch.journalDeletes { state.journal[id] = nil }
+        }
+    }
+
+    package func claimJournal(_ claim: JournalClaim) async throws -> [JournalEntry] {
+        state.withLock { state in
+            let claimable = state.journal.values
+                .filter { $0.leaseUntil <= claim.now || (claim.includingOwn && $0.claimedBy == claim.instance) }
+                .sorted { ($0.createdAt, $0.receiptID) < ($1.createdAt, $1.receiptID) }
+                .prefix(max(0, claim.limit))
+            for entry in claimable {
+                state.journal[entry.receiptID]?.claimedBy = claim.instance
+                state.journal[entry.receiptID]?.leaseUntil = claim.leaseUntil
+                state.journal[entry.receiptID]?.attempts += 1
+            }
+            return Array(claimable)
+        }
+    }
+
+    package func renewJournalLeases(receiptIDs: [String], instance: String, until: Date) async throws -> Int {
+        state.withLock { state in
+            var renewed = 0
+            for id in Set(receiptIDs) where state.journal[id]?.claimedBy == instance {
+                state.journal[id]?.leaseUntil = until
+                renewed += 1
+            }
+            return renewed
+        }
+    }
+
+    package func journalStatistics() async throws -> JournalStatistics {
+        state.withLock { state in
+            JournalStatistics(entries: state.journal.count, oldest: state.journal.values.map(\.createdAt).min())
         }
     }
 

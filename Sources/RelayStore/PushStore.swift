@@ -88,6 +88,19 @@ package protocol PushStore: Sendable {
     /// `anchor.seq`) as where the chain now starts; checkpoints before it go too. Returns how many records went.
     func pruneAudit(to anchor: AuditAnchor) async throws -> Int
 
+    // MARK: Delivery journal (entries are written and deleted through `commit`)
+    /// Hands journal entries to `claim.instance`: those whose lease has ended by `claim.now` (their holder died, or
+    /// stopped renewing them), and with ``JournalClaim/includingOwn`` those the instance itself holds, oldest first,
+    /// at most `claim.limit`. Each comes back as it was stored, and is then held by the instance until
+    /// `claim.leaseUntil`, its ``JournalEntry/attempts`` counting one more send. Two instances claiming at once never
+    /// both get one entry.
+    func claimJournal(_ claim: JournalClaim) async throws -> [JournalEntry]
+    /// Extends to `until` the leases `instance` still holds on the entries of `receiptIDs`; returns how many.
+    @discardableResult
+    func renewJournalLeases(receiptIDs: [String], instance: String, until: Date) async throws -> Int
+    /// How many entries the journal holds, and the oldest one's admission.
+    func journalStatistics() async throws -> JournalStatistics
+
     // MARK: Secrets
     /// A random 32-byte key made on first use and kept, for token fingerprints that stay stable across restarts and
     /// instances.

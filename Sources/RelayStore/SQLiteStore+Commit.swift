@@ -13,6 +13,9 @@ extension SQLiteStore {
             try Self.add(batch.usage, db: db)
             try Self.append(batch.audit, db: db)
             try Self.insert(batch.checkpoints, db: db)
+            // After the receipts: an entry is written only while its receipt is still pending.
+            try Self.journal(batch.journal, db: db)
+            try Self.deleteJournal(batch.journalDeletes, db: db)
         }
     }
 }

@@ -9,6 +9,7 @@ extension SQLiteStore {
         migrator.registerMigration("v2", migrate: createSchemaV2)
         migrator.registerMigration("v3", migrate: createSchemaV3)
         migrator.registerMigration("usage_not_admitted", migrate: addUsageNotAdmitted)
+        migrator.registerMigration("v4", migrate: createSchemaV4)
         return migrator
     }()
 
@@ -184,5 +185,28 @@ extension SQLiteStore {
     /// requests count against the quota of a relay that starts again that day.
     private static func addUsageNotAdmitted(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE usage_daily ADD COLUMN not_admitted INTEGER NOT NULL DEFAULT 0")
+    }
+
+    /// The delivery journal: the notifications accepted and not concluded yet, which a relay resumes after a crash
+    /// (`SQLiteStore+Journal.swift`). `sealed` is AES-GCM ciphertext made by the relay: the token and content never
+    /// reach the database in clear. No foreign key, as for receipts: the insert is on the path of a pending answer.
+    private static func createSchemaV4(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE delivery_journal (
+                    receipt_id TEXT NOT NULL PRIMARY KEY,
+                    tenant_id TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    deadline REAL NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    claimed_by TEXT NOT NULL,
+                    lease_until REAL NOT NULL,
+                    sealed BLOB NOT NULL
+                );
+                -- Claims: entries whose lease has ended, and the oldest first.
+                CREATE INDEX delivery_journal_by_lease ON delivery_journal (lease_until);
+                CREATE INDEX delivery_journal_by_created ON delivery_journal (created_at);
+                """
+        )
     }
 }

@@ -88,6 +88,21 @@ extension Receipt {
     }
 }
 
+extension JournalEntry {
+    init(row: Row) throws {
+        self.init(
+            receiptID: try row.decode(forColumn: "receipt_id"),
+            tenantID: try row.decode(forColumn: "tenant_id"),
+            createdAt: try row.decodeDate(forColumn: "created_at"),
+            deadline: try row.decodeDate(forColumn: "deadline"),
+            attempts: try row.decode(forColumn: "attempts"),
+            claimedBy: try row.decode(forColumn: "claimed_by"),
+            leaseUntil: try row.decodeDate(forColumn: "lease_until"),
+            sealed: [UInt8](try row.decode(Data.self, forColumn: "sealed"))
+        )
+    }
+}
+
 extension Row {
     /// A date stored as UNIX seconds.
     fileprivate func decodeDate(forColumn column: String) throws -> Date {

@@ -18,6 +18,13 @@ package struct StoreBatch: Sendable, Equatable {
     /// Appended to the audit log in this order; each chain's records continue its stored head.
     package var audit: [AuditRecord] = []
     package var checkpoints: [AuditCheckpoint] = []
+    /// Delivery journal entries (``JournalEntry``), written after the batch's receipts, and only where the entry's
+    /// receipt is then pending without an Expo ticket: an entry never outlives the final receipt of its notification,
+    /// whichever of the two commits comes first. An entry with the same receipt id is replaced.
+    package var journal: [JournalEntry] = []
+    /// The receipt ids whose journal entries go, after ``journal``'s writes: the notifications are final (or Expo
+    /// has their ticket).
+    package var journalDeletes: [String] = []
 
     package init(
         receipts: [Receipt] = [],
@@ -26,7 +33,9 @@ package struct StoreBatch: Sendable, Equatable {
         receiptCloses: [ReceiptUpdate] = [],
         usage: [UsageKey: UsageCounts] = [:],
         audit: [AuditRecord] = [],
-        checkpoints: [AuditCheckpoint] = []
+        checkpoints: [AuditCheckpoint] = [],
+        journal: [JournalEntry] = [],
+        journalDeletes: [String] = []
     ) {
         self.receipts = receipts
         self.provisionalReceipts = provisionalReceipts
@@ -35,11 +44,13 @@ package struct StoreBatch: Sendable, Equatable {
         self.usage = usage
         self.audit = audit
         self.checkpoints = checkpoints
+        self.journal = journal
+        self.journalDeletes = journalDeletes
     }
 
     package var isEmpty: Bool {
         receipts.isEmpty && provisionalReceipts.isEmpty && receiptUpdates.isEmpty && receiptCloses.isEmpty
-            && usage.isEmpty && audit.isEmpty && checkpoints.isEmpty
+            && usage.isEmpty && audit.isEmpty && checkpoints.isEmpty && journal.isEmpty && journalDeletes.isEmpty
     }
 
     /// Adds `other`'s writes after this batch's.
@@ -51,6 +62,8 @@ package struct StoreBatch: Sendable, Equatable {
         usage.merge(other.usage, uniquingKeysWith: +)
         audit += other.audit
         checkpoints += other.checkpoints
+        journal += other.journal
+        journalDeletes += other.journalDeletes
     }
 
     /// Counts one notification's outcome in the usage counters.

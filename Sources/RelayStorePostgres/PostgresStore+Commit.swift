@@ -9,6 +9,8 @@ extension PostgresStore {
             + Self.updateStatements(batch.receiptUpdates)
             + Self.usageStatements(batch.usage) + Self.auditStatements(batch.audit)
             + Self.checkpointStatements(batch.checkpoints)
+            // After the receipts: an entry is written only while its receipt is still pending.
+            + Self.journalStatements(batch.journal) + Self.journalDeleteStatements(batch.journalDeletes)
         guard !statements.isEmpty || !batch.receiptCloses.isEmpty else { return }
         try await transaction { transaction in
             var alreadyFinal: [String] = []

@@ -31,10 +31,14 @@ struct ServeCommand: AsyncParsableCommand {
 
         let store = try await RelayAssembly.openStore(configuration)
         let assembly = try RelayAssembly.make(configuration: configuration, store: store, logger: logger)
+        // Before the listener accepts: what a previous run left in the delivery journal (a crash, or a drain cut
+        // short) is claimed and queued first; it is sent once the services run.
+        try await assembly.relay.resumeJournal(includingOwn: true)
         var tls: (certificateChain: String, privateKey: String)?
         if let cert = configuration.server.tlsCertFile, let key = configuration.server.tlsKeyFile {
             tls = (try String(contentsOfFile: cert, encoding: .utf8), try String(contentsOfFile: key, encoding: .utf8))
         }
+        let servesTLS = tls != nil
         let app = try buildApplication(
             RelayApplicationParts(
                 relay: assembly.relay,
@@ -46,17 +50,21 @@ struct ServeCommand: AsyncParsableCommand {
                     return Bootstrap.exposition()
                 },
                 services: assembly.services,
-                logger: logger
+                logger: logger,
+                onServerRunning: { port in
+                    logger.info(
+                        "PushRelay listening",
+                        metadata: [
+                            "listen": "\(configuration.server.listen)", "port": "\(port.map(String.init) ?? "?")",
+                            "tls": "\(servesTLS)",
+                            "providers": "\(assembly.relay.configuredProviders.map(\.rawValue).sorted())",
+                        ]
+                    )
+                }
             )
         )
-        logger.info(
-            "PushRelay listening",
-            metadata: [
-                "listen": "\(configuration.server.listen)", "tls": "\(tls != nil)",
-                "providers": "\(assembly.relay.configuredProviders.map(\.rawValue).sorted())",
-            ]
-        )
-        // SIGTERM and SIGINT drain: the server stops accepting, in-flight pushes finish, then the process exits.
+        // SIGTERM and SIGINT drain: the server stops accepting, in-flight pushes finish for up to
+        // `[server] drain_seconds` (what is left is journaled for the next start), then the process exits.
         try await app.runService()
     }
 }

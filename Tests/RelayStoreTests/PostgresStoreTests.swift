@@ -271,3 +271,40 @@ struct PostgresStoreTests {
         }
     }
 }
+
+/// The delivery journal across instances: a claim is exclusive.
+@Suite(.enabled(if: PostgresTestDatabase.isAvailable), .timeLimit(.minutes(1)))
+struct PostgresJournalClaimTests {
+    @Test func twoStoresClaimingAtOnceNeverBothGetAnEntry() async throws {
+        try await PostgresTestDatabase.withStores(count: 2) { stores in
+            let ids = (0..<300).map { String(format: "receipt-%03d", $0) }
+            try await JournalConformanceTests.journal(
+                ids.map { JournalConformanceTests.entry($0, leaseUntil: Fixture.date(10)) }, in: stores[0])
+            // Both instances claim in small rounds at once until nothing is left.
+            let claimed = try await withThrowingTaskGroup(of: [String].self) { group in
+                for (index, store) in stores.enumerated() {
+                    group.addTask {
+                        var mine: [String] = []
+                        while true {
+                            let round = try await store.claimJournal(
+                                JournalClaim(
+                                    instance: "relay-\(index)", now: Fixture.date(20),
+                                    leaseUntil: Fixture.date(80), limit: 7)
+                            )
+                            if round.isEmpty { return mine }
+                            mine += round.map(\.receiptID)
+                        }
+                    }
+                }
+                var all: [[String]] = []
+                for try await claimed in group { all.append(claimed) }
+                return all
+            }
+            let everything = claimed.flatMap { $0 }
+            #expect(everything.count == ids.count, "no entry claimed twice")
+            #expect(Set(everything) == Set(ids), "every entry claimed")
+            // Until their leases end, nobody takes them again.
+            #expect(try await JournalConformanceTests.claimAll(stores[1], by: "relay-9", at: 79).isEmpty)
+        }
+    }
+}

@@ -185,10 +185,16 @@ package struct RelayAssembly: Sendable {
             store: store,
             senders: senders,
             settings: settings(configuration),
+            queue: DeliveryQueue(
+                clock: clock,
+                capacity: configuration.server.maxPendingNotifications,
+                drainTimeout: .seconds(configuration.server.drainSeconds)
+            ),
             commits: CommitQueue(store: store, settings: configuration.audit.logSettings, logger: logger, clock: clock),
             rateLimitLeases: store as? PostgresStore,
             logger: logger,
-            clock: clock
+            clock: clock,
+            journal: try journalSettings(configuration)
         )
         let poller = ExpoReceiptPoller(
             configuration: expoConfiguration,
@@ -204,10 +210,37 @@ package struct RelayAssembly: Sendable {
             MaintenanceService(
                 relay: relay, auditRetention: auditRetention(configuration, store: store), logger: logger),
             ExpoReceiptService(poller: poller),
+            JournalService(relay: relay, logger: logger),
         ]
         // First, so that it stops last: the PostgreSQL pool closes after the final receipts and key usage are written.
         if let postgres = store as? PostgresStore { services.insert(PostgresStoreService(store: postgres), at: 0) }
         return RelayAssembly(relay: relay, clients: clients, services: services, expoReceipts: poller)
+    }
+
+    /// The delivery journal: its key (`[store] journal_key_file`, or the one kept beside a SQLite database, made now
+    /// when missing; a random one for a store in memory) and this instance's name (`[audit] instance`).
+    ///
+    /// - Throws: ``RelayAssemblyError`` naming `store.journal_key_file` when the key cannot be read or made.
+    package static func journalSettings(_ configuration: RelayConfiguration) throws(RelayAssemblyError)
+        -> JournalSettings
+    {
+        let store = configuration.store
+        let key: JournalKey
+        if let configured = store.configuredJournalKey {
+            key = configured
+        } else if let path = store.journalKeyPath {
+            do {
+                key = try JournalKey.loadOrCreate(path: path)
+            } catch {
+                throw .journalKeyUnusable(error)
+            }
+        } else if case .postgres? = store.location {
+            throw .journalKeyMissing
+        } else {
+            // In memory: the journal goes with the process, and so may its key.
+            key = .random()
+        }
+        return JournalSettings(key: key, instance: configuration.audit.instance)
     }
 
     /// How the relay treats requests: `[receipts]`, `[server] trusted_proxies` and `[limits]`.

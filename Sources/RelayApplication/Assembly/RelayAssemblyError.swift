@@ -47,6 +47,18 @@ package struct RelayAssemblyError: Error, Sendable, CustomStringConvertible {
         Self(.fcmServiceAccountFile, "the service account's private key could not be loaded: \(reason(error))")
     }
 
+    /// The delivery journal's key could not be read or made.
+    static func journalKeyUnusable(_ error: JournalKeyError) -> Self {
+        Self(.storeJournalKeyFile, "the delivery journal key is not usable: \(error.message)")
+    }
+
+    /// A PostgreSQL store without `store.journal_key_file` (loading refuses it, so only a configuration made in code
+    /// gets here).
+    static let journalKeyMissing = Self(
+        .storeJournalKeyFile,
+        "required with a PostgreSQL store: every instance must seal the delivery journal with the same key"
+    )
+
     /// A store's own message without its case name; anything else as it describes itself.
     private static func reason(_ error: any Error) -> String {
         if case .unavailable(let message)? = error as? StoreError { return message }

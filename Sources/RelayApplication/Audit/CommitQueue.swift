@@ -58,7 +58,8 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         /// Whether it closes one of the receipts `ids`.
         func closesAny(of ids: Set<String>) -> Bool { batch.receiptCloses.contains { ids.contains($0.id) } }
         var size: Int {
-            batch.receipts.count + batch.receiptUpdates.count + batch.receiptCloses.count + audit.count + 1
+            batch.receipts.count + batch.receiptUpdates.count + batch.receiptCloses.count + batch.journal.count
+                + batch.journalDeletes.count + audit.count + 1
         }
     }
 

@@ -40,7 +40,11 @@ package struct ConfigurationKey: Hashable, Sendable {
     package static let serverTLSCertFile = ConfigurationKey("server", "tls_cert_file", .string)
     package static let serverTLSKeyFile = ConfigurationKey("server", "tls_key_file", .string)
     package static let serverTrustedProxies = ConfigurationKey("server", "trusted_proxies", .stringList)
+    package static let serverDrainSeconds = ConfigurationKey("server", "drain_seconds", .integer)
+    package static let serverMaxPendingNotifications = ConfigurationKey(
+        "server", "max_pending_notifications", .integer)
     package static let storeURL = ConfigurationKey("store", "url", .string)
+    package static let storeJournalKeyFile = ConfigurationKey("store", "journal_key_file", .string)
     package static let upstreamTransport = ConfigurationKey("upstream", "transport", .string)
     package static let upstreamProxy = ConfigurationKey("upstream", "proxy", .string)
     package static let upstreamCAFile = ConfigurationKey("upstream", "ca_file", .string)
@@ -89,7 +93,10 @@ package struct ConfigurationKey: Hashable, Sendable {
         serverTLSCertFile,
         serverTLSKeyFile,
         serverTrustedProxies,
+        serverDrainSeconds,
+        serverMaxPendingNotifications,
         storeURL,
+        storeJournalKeyFile,
         upstreamTransport,
         upstreamProxy,
         upstreamCAFile,

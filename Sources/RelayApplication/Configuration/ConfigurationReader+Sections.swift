@@ -83,6 +83,12 @@ extension ConfigurationReader {
             }
             if valid { server.trustedProxies = proxies }
         }
+        server.drainSeconds = integer(ConfigurationKey.serverDrainSeconds, minimum: 0) ?? server.drainSeconds
+        server.maxPendingNotifications =
+            integer(
+                ConfigurationKey.serverMaxPendingNotifications,
+                minimum: RelayConfiguration.Server.minimumPendingNotifications
+            ) ?? server.maxPendingNotifications
         return server
     }
 
@@ -95,6 +101,23 @@ extension ConfigurationReader {
             } catch {
                 report(ConfigurationKey.storeURL, error.message)
             }
+        }
+        let keyFile = ConfigurationKey.storeJournalKeyFile
+        if case (let path, let contents)? = file(keyFile) {
+            do throws(JournalKeyError) {
+                _ = try JournalKey(fileContents: contents)
+                store.journalKeyFile = path
+                store.journalKey = RelayConfiguration.Secret(contents.base64EncodedString())
+            } catch {
+                // The error says what is wrong with the contents, never the bytes.
+                report(keyFile, "file \(path) \(error.message)")
+            }
+        } else if !isMentioned(keyFile), case .postgres? = store.location {
+            report(
+                keyFile,
+                "required with a PostgreSQL store: every instance seals and opens the delivery journal with this "
+                    + "one key (32 random bytes, e.g. `openssl rand -base64 32 > journal.key`)"
+            )
         }
         return store
     }

@@ -10,17 +10,30 @@ extension RelayConfiguration {
         package var tlsKeyFile: String?
         /// `trusted_proxies`: CIDRs (or single addresses) of reverse proxies whose forwarded client address is trusted.
         package var trustedProxies: [String]
+        /// `drain_seconds`: how long shutdown lets accepted notifications finish before it journals what is left for
+        /// the next start.
+        package var drainSeconds: Int
+        /// `max_pending_notifications`: the most notifications accepted and not concluded at once; beyond it, push
+        /// requests get 503 `QUEUE_FULL`.
+        package var maxPendingNotifications: Int
+
+        /// The smallest ``maxPendingNotifications``: one request's worth (``PushMessage/maxTokens``).
+        static let minimumPendingNotifications = 100
 
         package init(
             listen: Address = Address(host: "0.0.0.0", port: 8080),
             tlsCertFile: String? = nil,
             tlsKeyFile: String? = nil,
-            trustedProxies: [String] = []
+            trustedProxies: [String] = [],
+            drainSeconds: Int = 20,
+            maxPendingNotifications: Int = 20_000
         ) {
             self.listen = listen
             self.tlsCertFile = tlsCertFile
             self.tlsKeyFile = tlsKeyFile
             self.trustedProxies = trustedProxies
+            self.drainSeconds = drainSeconds
+            self.maxPendingNotifications = maxPendingNotifications
         }
 
         /// Whether the API is served over HTTPS.

@@ -12,10 +12,37 @@ extension RelayConfiguration {
         package var url: String
         /// The folder a relative SQLite path resolves against: the configuration file's folder.
         package var directory: String
+        /// `journal_key_file`: where the delivery journal's key was read from, resolved; `nil` when unset (a SQLite
+        /// store then keeps its own key beside the database, ``journalKeyPath``).
+        package var journalKeyFile: String?
+        /// The journal key read from ``journalKeyFile``, as base64, already checked to be one.
+        package var journalKey: RelayConfiguration.Secret?
 
-        package init(url: String = "sqlite://pushrelay.db", directory: String) {
+        package init(
+            url: String = "sqlite://pushrelay.db",
+            directory: String,
+            journalKeyFile: String? = nil,
+            journalKey: RelayConfiguration.Secret? = nil
+        ) {
             self.url = url
             self.directory = directory
+            self.journalKeyFile = journalKeyFile
+            self.journalKey = journalKey
+        }
+
+        /// The journal key read from ``journalKeyFile``; `nil` when none was configured.
+        package var configuredJournalKey: JournalKey? {
+            // The configuration reader checked the key, so reading it again cannot fail.
+            journalKey.flatMap { Data(base64Encoded: $0.value) }.flatMap { try? JournalKey(fileContents: $0) }
+        }
+
+        /// Where the journal key is: ``journalKeyFile``, else beside a SQLite database file
+        /// (`<database>.journal-key`, made at start when missing); `nil` for a store in memory or PostgreSQL without
+        /// the key (loading refuses the latter).
+        package var journalKeyPath: String? {
+            if let journalKeyFile { return journalKeyFile }
+            if case .sqlite(let path)? = location { return JournalKey.defaultPath(besideDatabase: path) }
+            return nil
         }
 
         /// The store ``url`` names, with a SQLite path made absolute; `nil` when ``url`` is not a store URL (loading
@@ -32,13 +59,17 @@ extension RelayConfiguration {
         }
 
         package var description: String {
-            "Store(url: \(redactedURL), directory: \(directory))"
+            "Store(url: \(redactedURL), directory: \(directory), journalKeyFile: \(journalKeyFile ?? "unset"))"
         }
 
         package var debugDescription: String { description }
 
         package var customMirror: Mirror {
-            Mirror(self, children: ["url": redactedURL, "directory": directory], displayStyle: .struct)
+            Mirror(
+                self,
+                children: ["url": redactedURL, "directory": directory, "journalKeyFile": journalKeyFile as Any],
+                displayStyle: .struct
+            )
         }
     }
 }

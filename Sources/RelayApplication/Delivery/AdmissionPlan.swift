@@ -13,6 +13,10 @@ package enum RequestRefusal: Error, Equatable, Sendable {
     case receiptLookupsExhausted(retryAfter: Int)
     /// The relay is draining for shutdown and takes nothing new.
     case shuttingDown
+    /// The relay holds as many notifications not concluded yet as it may (`[server] max_pending_notifications`):
+    /// it takes nothing new rather than accept what it could not keep; the caller may try again after `retryAfter`
+    /// seconds.
+    case queueFull(retryAfter: Int)
     /// The store does not answer, so nothing may go out unrecorded.
     case storeUnavailable
 }
@@ -126,6 +130,9 @@ package struct AdmissionPlan: Sendable {
                 client: origin.client
             )
             guard let refusal else {
+                // APNs: the receipt id (a UUID) is the `apns-id`, fixed now, so that every send of the notification,
+                // a resend after a restart included, carries the same one, and Apple's logs name the receipt.
+                if push.provider == .apns { push.apnsID = UUID(uuidString: id) }
                 tickets.append(Ticket(id: id, provider: push.provider, state: .pending))
                 deliveries.append(Delivery(index: index, push: push, record: record))
                 continue

@@ -14,12 +14,31 @@ import Synchronization
 ///
 /// The job writes the request's receipts, usage and audit records once, in one group commit after the last outcome:
 /// receipts with their outcomes, and those of the request's refused notifications (the plan's ``RecordWrites``). A
-/// request that answers before that (its deadline) stores ``provisionalReceipts()`` first, which never overwrite an
-/// outcome.
+/// request that answers before that (its deadline) stores ``provisionalWrites(journaling:)`` first: receipts as they
+/// stand, which never overwrite an outcome, and delivery journal entries for the notifications not concluded, so that a
+/// relay starting after a crash resumes them (``JournalSettings``).
+///
+/// ### Journal
+/// Whether its notifications may have journal entries is decided under the job's lock, against its conclusion: a
+/// journal write is made only while the job has not begun to write its outcomes (``State/concluding``), and once one
+/// is made (``State/journaled``), the job's final commit deletes the entries of the notifications it concludes. The
+/// store writes an entry only where its receipt is still pending (``StoreBatch/journal``), so whichever of the two
+/// commits comes first, no entry outlives its final receipt. A request answered before its deadline makes no journal
+/// write at all.
 final class DeliveryJob: Sendable {
-    /// One notification that goes upstream: the plan's own value, so that the job shares the plan's array instead of
-    /// copying every push and record while the request waits.
-    typealias Item = AdmissionPlan.Delivery
+    struct Item: Sendable {
+        var index: Int
+        var push: ResolvedPush
+        /// The notification's record, with its receipt pending until the sender's report concludes it.
+        var record: NotificationRecord
+        /// When it may no longer be sent (``Resumption/deadline(of:admittedAt:window:)``): what a journal entry keeps.
+        var deadline: Date
+        /// Sends begun by relays before this one: a resumed notification's journal entry says; 0 for a new one.
+        var earlierAttempts = 0
+        /// Its outcome, decided without sending (a resumed notification found past its deadline): the job reports
+        /// it as it is, with no attempt, and sends nothing.
+        var decidedOutcome: DeliveryOutcome?
+    }
 
     /// What a waiting request learns.
     struct Progress: Sendable {
@@ -34,50 +53,135 @@ final class DeliveryJob: Sendable {
         var done = false
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter: UInt64 = 0
+        /// ``run()`` has begun: its notifications may be on the wire.
+        var started = false
+        /// ``run()`` is writing its outcomes: nothing more is journaled, its commit is on its way.
+        var concluding = false
+        /// Journal entries may exist for its notifications: its final commit deletes those it concludes.
+        var journaled = false
+        /// Shutdown journaled the notifications without an outcome (``journalUnfinished()``): reports arriving later
+        /// are not recorded, the next start resumes those notifications.
+        var abandoned = false
     }
 
     let items: [Item]
     /// What the request decided before sending (its refused notifications: receipts, usage, audit records), written
     /// with the outcomes.
     private let decided: RecordWrites
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let senders: [Provider: any PushSender]
     private let commits: CommitQueue
+    private let journal: JournalSettings
     private let clock: RelayClock
     private let logger: Logger
 
+    /// - Parameters:
+    ///   - decided: Writes made before sending that go with the outcomes: the request's refused notifications (or,
+    ///     for resumed notifications, the journal entries that could not be read).
+    ///   - resumed: The items were claimed from the journal (their entries exist).
     init(
         items: [Item],
         decided: RecordWrites,
         senders: [Provider: any PushSender],
         commits: CommitQueue,
+        journal: JournalSettings,
         clock: RelayClock,
-        logger: Logger
+        logger: Logger,
+        resumed: Bool = false
     ) {
         self.items = items
         self.decided = decided
         self.senders = senders
         self.commits = commits
+        self.journal = journal
         self.clock = clock
         self.logger = logger
+        var state = State()
+        state.journaled = resumed
+        self.state = Mutex(state)
+    }
+
+    /// The receipt ids of its notifications whose outcome is not known yet; `journaledOnly`: only if they may have
+    /// journal entries that this instance still works on (the leases it renews; not after shutdown released them).
+    func receiptIDsInFlight(journaledOnly: Bool) -> [String] {
+        state.withLock { state in
+            if state.done || (journaledOnly && (!state.journaled || state.abandoned)) { return [] }
+            return items.filter { state.reports[$0.index] == nil }.map(\.record.receipt.id)
+        }
+    }
+
+    /// The writes of a request answered before the job concluded: every receipt as ``provisionalReceipts(at:)``
+    /// gives it and, with `journaling`, a journal entry for each notification without an outcome, unless the job is
+    /// already writing its outcomes.
+    ///
+    /// - Throws: When an entry cannot be sealed (the system's random source failed); nothing is then journaled.
+    func provisionalWrites(journaling: Bool, at date: Date? = nil) throws -> StoreBatch {
+        let date = date ?? clock.date
+        let (reports, unfinished, attempted) = state.withLock { state in
+            let unfinished = items.filter { state.reports[$0.index] == nil }
+            let journals = journaling && !state.concluding && !unfinished.isEmpty
+            if journals { state.journaled = true }
+            return (state.reports, journals ? unfinished : [], state.started)
+        }
+        var batch = StoreBatch(provisionalReceipts: provisionalReceipts(reports, at: date))
+        batch.journal = try unfinished.map { try journal.entry(for: $0, attempted: attempted, at: date) }
+        return batch
     }
 
     /// Every receipt of the request as known now, to be stored as ``StoreBatch/provisionalReceipts``: the refused
     /// ones, the outcomes known so far, pending for the rest.
     func provisionalReceipts(at date: Date? = nil) -> [Receipt] {
-        let date = date ?? clock.date
-        let reports = state.withLock { $0.reports }
-        return decided.batch.receipts
+        provisionalReceipts(state.withLock { $0.reports }, at: date ?? clock.date)
+    }
+
+    private func provisionalReceipts(_ reports: [Int: DeliveryReport], at date: Date) -> [Receipt] {
+        decided.batch.receipts
             + items.map { item in
                 guard let report = reports[item.index] else { return item.record.receipt }
                 return item.record.receipt(after: Conclusion(report), at: date)
             }
     }
 
+    /// For shutdown, once the drain has lasted long enough: journals every notification without an outcome (with its
+    /// receipt as it stands) and stops recording reports, which the cancellation that follows would make up. The
+    /// entries' leases end at once, so another instance on the same database may take them over; otherwise the next
+    /// start resumes them. Does nothing when the job is already writing its outcomes.
+    func journalUnfinished() async {
+        let date = clock.date
+        let taken = state.withLock { state -> (reports: [Int: DeliveryReport], items: [Item], attempted: Bool)? in
+            guard !state.concluding, !state.done else { return nil }
+            state.abandoned = true
+            state.journaled = true
+            return (state.reports, items.filter { state.reports[$0.index] == nil }, state.started)
+        }
+        guard let taken, !taken.items.isEmpty else { return }
+        do {
+            var batch = StoreBatch(provisionalReceipts: provisionalReceipts(taken.reports, at: date))
+            batch.journal = try taken.items.map {
+                try journal.entry(for: $0, attempted: taken.attempted, at: date, released: true)
+            }
+            try await commits.submit(batch)
+        } catch {
+            logger.error(
+                "Notifications still in flight at shutdown could not be journaled",
+                metadata: ["error": "\(error)", "notifications": "\(taken.items.count)"]
+            )
+        }
+    }
+
     /// Sends everything, records outcomes, writes them to the store, then wakes the waiters.
     func run() async {
+        state.withLock { $0.started = true }
+        var toSend: [Item] = []
+        for item in items {
+            if let outcome = item.decidedOutcome {
+                record(item, DeliveryReport(outcome: outcome, attempts: 0))
+            } else {
+                toSend.append(item)
+            }
+        }
         var sends: [@Sendable () async -> Void] = []
-        for (provider, items) in Dictionary(grouping: items, by: \.push.provider) {
+        for (provider, items) in Dictionary(grouping: toSend, by: \.push.provider) {
             guard let sender = senders[provider] else { continue }
             if let single = sender as? any SinglePushSender {
                 for item in items {
@@ -93,19 +197,23 @@ final class DeliveryJob: Sendable {
         if sends.count == 1 {
             // Most requests carry one notification: sent from this task, without a task group and a child task.
             await sends[0]()
-        } else {
+        } else if !sends.isEmpty {
             await withTaskGroup(of: Void.self) { group in
                 for send in sends { group.addTask(operation: send) }
             }
         }
         let now = clock.date
-        let reports = state.withLock { $0.reports }
+        let (reports, journaled, abandoned) = state.withLock { state in
+            state.concluding = true
+            return (state.reports, state.journaled, state.abandoned)
+        }
         var writes = decided
         for item in items {
             // Every sender reports on every push it is given; a missing report would leave the receipt pending.
             if let report = reports[item.index] {
                 item.record.record(Conclusion(report), report: report, at: now, into: &writes)
-            } else {
+                if journaled { writes.batch.journalDeletes.append(item.record.receipt.id) }
+            } else if !abandoned {
                 writes.batch.receipts.append(item.record.receipt)
             }
         }
@@ -128,7 +236,13 @@ final class DeliveryJob: Sendable {
     }
 
     private func record(_ item: Item, _ report: DeliveryReport) {
-        state.withLock { $0.reports[item.index] = report }
+        let recorded = state.withLock { state in
+            // After shutdown journaled it, a report is the cancellation's, not the provider's.
+            guard !state.abandoned else { return false }
+            state.reports[item.index] = report
+            return true
+        }
+        guard recorded else { return }
         item.record.count(Conclusion(report))
         Timer(label: "relay_upstream_duration_seconds", dimensions: [("provider", item.push.provider.rawValue)])
             .record(report.latency)

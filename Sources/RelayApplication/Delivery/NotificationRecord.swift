@@ -56,12 +56,19 @@ package struct NotificationRecord: Sendable, Equatable {
     package var tenantName: String
     package var requestID: String?
     package var client: String?
+    /// What its audit entry says besides the outcome: how a notification resumed from the delivery journal after a
+    /// restart was resumed (``Resumption``); `nil` for one concluded by the relay that admitted it.
+    package var auditDetail: String?
 
-    package init(receipt: Receipt, tenantName: String, requestID: String? = nil, client: String? = nil) {
+    package init(
+        receipt: Receipt, tenantName: String, requestID: String? = nil, client: String? = nil,
+        auditDetail: String? = nil
+    ) {
         self.receipt = receipt
         self.tenantName = tenantName
         self.requestID = requestID
         self.client = client
+        self.auditDetail = auditDetail
     }
 
     /// The receipt after `conclusion`. An Expo receipt's outcome is written as a ``StoreBatch/receiptCloses`` update
@@ -93,7 +100,7 @@ package struct NotificationRecord: Sendable, Equatable {
         _ conclusion: Conclusion, report: DeliveryReport? = nil, at date: Date, into writes: inout RecordWrites
     ) {
         let outcome: DeliveryOutcome
-        var detail: String?
+        var detail = auditDetail
         switch conclusion {
         case .final(let final):
             outcome = final
@@ -110,6 +117,7 @@ package struct NotificationRecord: Sendable, Equatable {
             writes.batch.count(.acceptedEnded(final), for: usageKey(on: receipt.createdAt))
             detail = "Expo receipt for ticket \(ticketID) (receipt \(receipt.id))"
         }
+        let isExpoReceipt = if case .expoReceipt = conclusion { true } else { false }
         writes.audit.append(
             AuditEntry(
                 timeMillis: AuditTime.millis(date), event: .push, tenantID: receipt.tenantID, keyID: receipt.keyID,
@@ -118,8 +126,8 @@ package struct NotificationRecord: Sendable, Equatable {
                 outcome: outcome.code?.rawValue ?? "ok",
                 upstreamStatus: report?.upstreamStatus,
                 upstreamReason: report?.upstreamReason ?? outcome.upstreamReason,
-                attempts: report?.attempts ?? (detail == nil ? 0 : nil),
-                latencyMillis: report.map { Int($0.latency / .milliseconds(1)) } ?? (detail == nil ? 0 : nil),
+                attempts: report?.attempts ?? (isExpoReceipt ? nil : 0),
+                latencyMillis: report.map { Int($0.latency / .milliseconds(1)) } ?? (isExpoReceipt ? nil : 0),
                 detail: detail
             )
         )

@@ -49,6 +49,13 @@ package struct RelaySettings: Sendable {
 /// (the last commit failed), the relay writes the receipts ahead of sending instead, so a store that is down
 /// refuses pushes (503 STORE_UNAVAILABLE) rather than letting them go out unrecorded; the first commit that succeeds
 /// ends that.
+///
+/// ### The delivery journal
+/// A notification whose ticket is answered before it is final gets a journal entry (``JournalSettings``) in the
+/// commit that stores its pending receipt, before the answer leaves: at the wait deadline, with the receipts as they
+/// stand; or, for a request that asks to be answered at once (``Acceptance/asynchronous``), ahead of sending, with
+/// its pending receipts. A request answered before its deadline writes none: its one commit holds its outcomes. The
+/// entries let a relay that starts after a crash resume those notifications (``resumeJournal(includingOwn:)``).
 package final class Relay: Sendable {
     package let store: any PushStore
     package let settings: RelaySettings
@@ -62,12 +69,16 @@ package final class Relay: Sendable {
     package let logger: Logger
     /// The one clock of the relay and its parts (see ``RelayClock``).
     package let clock: RelayClock
+    /// How notifications not final when answered are journaled and resumed.
+    package let journal: JournalSettings
 
     /// - Parameters:
     ///   - queue: The delivery queue; by default one on `clock`.
     ///   - commits: The commit queue; by default one on `clock` with the default audit settings. One passed in
     ///     should run on `clock` too.
     ///   - clock: The time of everything the relay does: its queues, authenticator, delivery jobs and maintenance.
+    ///   - journal: The delivery journal's key, instance and leases; by default a random key, which a relay over a
+    ///     store that outlives it must not use.
     package init(
         store: any PushStore,
         senders: [Provider: any PushSender],
@@ -76,9 +87,11 @@ package final class Relay: Sendable {
         commits: CommitQueue? = nil,
         rateLimitLeases: (any RateLimitLeaseStore)? = nil,
         logger: Logger = Logger(label: "pushrelay"),
-        clock: RelayClock = .system
+        clock: RelayClock = .system,
+        journal: JournalSettings = JournalSettings()
     ) {
         self.store = store
+        self.journal = journal
         // With a lease store (PostgreSQL), tenants' limits hold across every relay on the database; without one, the
         // daily quota starts each tenant's day from the store's usage, so that it holds across a restart.
         self.limiters = RateLimiterRegistry(leases: rateLimitLeases, usage: store)
@@ -94,24 +107,43 @@ package final class Relay: Sendable {
     /// The providers with credentials.
     package var configuredProviders: Set<Provider> { Set(senders.keys) }
 
+    /// When a push request is answered.
+    package enum Acceptance: Sendable, Equatable {
+        /// Once every outcome is known or the wait deadline (`[receipts] wait_ms`) has passed, whichever comes first.
+        case waitForOutcomes
+        /// As soon as the notifications are journaled, before they are sent (HTTP `Prefer: respond-async`); their
+        /// outcomes arrive on the receipts.
+        case asynchronous
+    }
+
     /// The outcome of a push request.
     package struct PushResult: Sendable {
         package var tickets: [Ticket]
         package var rateLimit: TenantRateLimiter.Status
+        /// The request was answered asynchronously: its notifications were journaled and are being sent (each is
+        /// `pending`, but for the relay's own refusals).
+        package var asynchronous = false
     }
 
     /// Delivers a request's notifications for a tenant: the burst and the tenant's bucket first (all or nothing), then
     /// ``AdmissionPlan`` decides each notification, and this executes the plan: write, submit, wait.
     ///
+    /// - Parameter acceptance: When to answer: once the outcomes are known (up to the wait deadline), or as soon as the
+    ///   notifications are journaled.
     /// - Throws: ``RequestRefusal`` when the request is refused whole (nothing is sent): too many notifications for
-    ///   the burst, the tenant's rate or quota, shutdown, or a store that does not answer.
+    ///   the burst, the tenant's rate or quota, a full queue, shutdown, or a store that does not answer.
     package func push(
         _ pushes: [ResolvedPush],
         identity: TenantIdentity,
         origin: RequestOrigin = RequestOrigin(),
+        acceptance: Acceptance = .waitForOutcomes,
         logger requestLogger: Logger
     ) async throws(RequestRefusal) -> PushResult {
         guard queue.isAccepting else { throw .shuttingDown }
+        // Checked before the tenant's rate is spent on a request the queue could not take.
+        guard queue.hasRoom(for: pushes.count) else {
+            throw .queueFull(retryAfter: DeliveryQueue.retryAfterWhenFull)
+        }
         let date = clock.date
         let tenant = identity.tenant
         let request = origin
@@ -130,8 +162,8 @@ package final class Relay: Sendable {
             allowDevice: { limiters.admitDevice(tenantID: tenant.id, fingerprint: $0, now: date) }
         )
         for refused in plan.refused { refused.record.count(.final(.refused(refused.refusal, retryAfter: nil))) }
-        let tickets = try await execute(plan, at: date, logger: requestLogger)
-        return PushResult(tickets: tickets, rateLimit: status)
+        let (tickets, asynchronous) = try await execute(plan, at: date, acceptance: acceptance, logger: requestLogger)
+        return PushResult(tickets: tickets, rateLimit: status, asynchronous: asynchronous)
     }
 
     /// Takes the request's notifications from the tenant's bucket and daily quota, all or none; a refusal is counted
@@ -170,52 +202,69 @@ package final class Relay: Sendable {
     }
 
     /// Executes a plan: the refusals alone are stored at once; otherwise the deliveries go to the queue as one job,
-    /// and the request waits for its outcomes until the deadline. Returns the tickets as known then.
+    /// and the request waits for its outcomes until the deadline, or is answered once they are journaled. Returns the
+    /// tickets as known then, and whether the answer is asynchronous.
     private func execute(
         _ plan: AdmissionPlan,
         at date: Date,
+        acceptance: Acceptance,
         logger requestLogger: Logger
-    ) async throws(RequestRefusal) -> [Ticket] {
+    ) async throws(RequestRefusal) -> (tickets: [Ticket], asynchronous: Bool) {
         var tickets = plan.tickets
         guard !plan.deliveries.isEmpty else {
             // Nothing goes upstream: the refusals are the whole answer, stored before it is given.
             try await store(plan.writes, logger: requestLogger)
-            return tickets
+            return (tickets, false)
         }
         let job = DeliveryJob(
-            items: plan.deliveries,
+            items: plan.deliveries.map {
+                DeliveryJob.Item(
+                    index: $0.index, push: $0.push, record: $0.record,
+                    deadline: Resumption.deadline(of: $0.push, admittedAt: date, window: journal.resumeWindow))
+            },
             decided: plan.writes,
             senders: senders,
             commits: commits,
+            journal: journal,
             clock: clock,
             logger: requestLogger
         )
-        // While the store fails, receipts are written ahead of sending, so that nothing goes out unrecorded: a store
-        // that is still down refuses the request (503) before anything is sent.
-        let writtenAhead = commits.isFailing
+        let reservation = try queue.reserve(job.items.count)
+        let asynchronous = acceptance == .asynchronous
+        // Asynchronously, the receipts and journal entries are stored before anything is sent: the answer promises
+        // outcomes on the receipts. While the store fails, receipts are written ahead of sending too, so that nothing
+        // goes out unrecorded: a store that is still down refuses the request (503) before anything is sent.
+        let writtenAhead = asynchronous || commits.isFailing
         if writtenAhead {
-            try await store(
-                RecordWrites(batch: StoreBatch(provisionalReceipts: job.provisionalReceipts(at: date))),
-                logger: requestLogger)
+            do {
+                let ahead = try job.provisionalWrites(journaling: asynchronous, at: date)
+                try await store(RecordWrites(batch: ahead), logger: requestLogger)
+            } catch {
+                queue.release(reservation)
+                throw .storeUnavailable
+            }
         }
         do {
-            try queue.submit(job)
+            try queue.submit(job, using: reservation)
         } catch {
             if writtenAhead {
-                // Shutdown began after the receipts were stored: they must not stay pending for ever.
-                var refusal = RecordWrites()
+                // Shutdown began after the receipts were stored: they must not stay pending (or journaled) for ever.
+                var refusal = plan.writes
                 for item in job.items {
                     item.record.record(.final(.refused(.shuttingDown, retryAfter: nil)), at: date, into: &refusal)
+                    if asynchronous { refusal.batch.journalDeletes.append(item.record.receipt.id) }
                 }
                 try? await commits.submit(refusal.batch, audit: refusal.audit)
             }
             throw error
         }
+        if asynchronous { return (tickets, true) }
         let progress = await job.progress(until: clock.now + settings.waitDeadline, timer: queue.deadlines)
         if !progress.finished {
-            // Answered before the job wrote its receipts: the ids in this answer must be found meanwhile.
+            // Answered before the job wrote its receipts: the ids in this answer must be found meanwhile, and what is
+            // not final must survive a crash (the delivery journal).
             do {
-                try await commits.submit(StoreBatch(provisionalReceipts: job.provisionalReceipts()))
+                try await commits.submit(try job.provisionalWrites(journaling: true))
             } catch {
                 requestLogger.error("Pending receipts could not be stored", metadata: ["error": "\(error)"])
             }
@@ -224,7 +273,7 @@ package final class Relay: Sendable {
             guard let report = progress.reports[item.index] else { continue }
             tickets[item.index].state = Ticket.State(Conclusion(report))
         }
-        return tickets
+        return (tickets, false)
     }
 
     /// The caller's own receipts among `ids`; anyone else's are absent.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 extension PushMessage {
     /// At most this many device tokens in one message (and, by default, in one request).
@@ -161,6 +161,9 @@ package struct ResolvedPush: Sendable, Equatable {
     /// The Android channel of this push when critical, set by the relay from the tenant's policy; `nil` uses
     /// ``PayloadSettings/androidCriticalChannelId``.
     package var criticalChannel: String?
+    /// The `apns-id` of this push, fixed when the relay admits it, so that every send of it, a resend after a restart
+    /// included, carries the same id; `nil` lets the APNs sender make one.
+    package var apnsID: UUID?
 
     fileprivate init(message: PushMessage, token: String, provider: Provider) {
         self.message = message

@@ -32,7 +32,7 @@ package struct APNsUpstream: SingleMessageUpstream {
     }
 
     package func message(for push: ResolvedPush, now: Date) throws(MessageTooBig) -> APNsRequest {
-        try APNsRequest(push: push, settings: payload, now: now, apnsID: UUID.random())
+        try APNsRequest(push: push, settings: payload, now: now, apnsID: push.apnsID ?? UUID.random())
     }
 
     package func endpoint(for message: APNsRequest) -> UpstreamEndpoint {

@@ -27,11 +27,20 @@ struct NativeAPI: Sendable {
         } catch {
             throw RelayHTTPError(validation: error)
         }
+        let acceptance: Relay.Acceptance =
+            RequestPreferences(request.headers).respondAsync ? .asynchronous : .waitForOutcomes
         let result = try await rendered { () async throws(RequestRefusal) in
-            try await relay.push(parsed.pushes, identity: identity, origin: context.origin, logger: context.logger)
+            try await relay.push(
+                parsed.pushes, identity: identity, origin: context.origin, acceptance: acceptance,
+                logger: context.logger)
         }
+        var headers = result.rateLimit.headers
+        if result.asynchronous { headers[.preferenceApplied] = RequestPreferences.respondAsyncToken }
         return jsonResponse(
-            .object(["data": .array(result.tickets.map(\.nativeJSON))]), headers: result.rateLimit.headers)
+            .object(["data": .array(result.tickets.map(\.nativeJSON))]),
+            status: result.asynchronous ? .accepted : .ok,
+            headers: headers
+        )
     }
 
     func receipts(_ request: Request, context: TenantRequestContext) async throws -> Response {

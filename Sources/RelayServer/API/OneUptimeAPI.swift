@@ -11,6 +11,7 @@ import RelayStore
 /// | Outcome | Status | Body |
 /// |---|---|---|
 /// | accepted (delivered, or pending at the wait deadline) | 200 | `{"success":true,"receiptId":"…"}` |
+/// | accepted asynchronously (`Prefer: respond-async`): journaled, not sent yet | 202 | the same |
 /// | dead token | 410 | `{"message":"…","details":{"error":"DeviceNotRegistered"}}` |
 /// | any other refusal of the message | 422 | `{"message":"…","details":{"error":"<Expo's code>"}}` |
 /// | invalid input, provider not configured | 400 | `{"error":"…"}` |
@@ -65,17 +66,21 @@ struct OneUptimeAPI: Sendable {
             return await invalid(issues.map(\.description).joined(separator: "; "), context)
         }
         // Typed errors as a Result: a `catch … where` on a typed throw crashes the Swift 6.3 compiler (SILGen).
+        let acceptance: Relay.Acceptance =
+            RequestPreferences(request.headers).respondAsync ? .asynchronous : .waitForOutcomes
         let result: Result<Relay.PushResult, RequestRefusal>
         do {
             result = .success(
-                try await relay.push(message.pushes, identity: identity, origin: context.origin, logger: context.logger)
+                try await relay.push(
+                    message.pushes, identity: identity, origin: context.origin, acceptance: acceptance,
+                    logger: context.logger)
             )
         } catch {
             result = .failure(error)
         }
         switch result {
         case .success(let pushed):
-            return Self.answer(pushed.tickets, headers: pushed.rateLimit.headers)
+            return Self.answer(pushed.tickets, headers: pushed.rateLimit.headers, asynchronous: pushed.asynchronous)
         case .failure(let refusal):
             let error = RelayHTTPError(refusal)
             switch refusal {
@@ -84,15 +89,16 @@ struct OneUptimeAPI: Sendable {
                 return Self.rateLimited(retryAfter: retryAfter)
             case .exceedsBurst:
                 return await invalid(error.entries.first?.message ?? "invalid request", context)
-            case .shuttingDown, .storeUnavailable:
+            case .shuttingDown, .storeUnavailable, .queueFull:
                 throw error
             }
         }
     }
 
     /// The answer for a send's tickets. OneUptime sends one token per request; with several, the first refusal
-    /// decides the status, and a success names the first ticket.
-    static func answer(_ tickets: [Ticket], headers: HTTPFields) -> Response {
+    /// decides the status, and a success names the first ticket: 200, or 202 with `Preference-Applied` when the
+    /// notifications were accepted `asynchronously` (journaled; their outcomes arrive on the receipts).
+    static func answer(_ tickets: [Ticket], headers: HTTPFields, asynchronous: Bool = false) -> Response {
         for ticket in tickets {
             guard case .error(let code, let message, _, _) = ticket.state else { continue }
             let expoCode = code.expoCode(message: message)
@@ -118,7 +124,10 @@ struct OneUptimeAPI: Sendable {
         }
         var body: [String: JSONValue] = ["success": .bool(true)]
         if let first = tickets.first { body["receiptId"] = .string(first.id) }
-        return jsonResponse(.object(body), headers: headers)
+        guard asynchronous else { return jsonResponse(.object(body), headers: headers) }
+        var accepted = headers
+        accepted[.preferenceApplied] = RequestPreferences.respondAsyncToken
+        return jsonResponse(.object(body), status: .accepted, headers: accepted)
     }
 
     /// Shortens `title`, `body` and the string values of `data` to ``maxTextBytes`` on a UTF-8 boundary.

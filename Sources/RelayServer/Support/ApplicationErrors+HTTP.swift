@@ -38,6 +38,15 @@ extension RelayHTTPError {
             )
         case .shuttingDown: self = .shuttingDown
         case .storeUnavailable: self = .storeUnavailable
+        case .queueFull(let retryAfter):
+            self.init(
+                .serviceUnavailable,
+                code: "QUEUE_FULL",
+                message:
+                    "The relay holds as many notifications as it may ([server] max_pending_notifications); nothing "
+                    + "was sent. Retry after \(retryAfter) s.",
+                headers: [.retryAfter: String(retryAfter)]
+            )
         }
     }
 }
@@ -69,6 +78,8 @@ extension HTTPField.Name {
     static let rateLimitReset = HTTPField.Name("RateLimit-Reset")!
     static let requestID = HTTPField.Name("X-Request-ID")!
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let prefer = HTTPField.Name("Prefer")!
+    static let preferenceApplied = HTTPField.Name("Preference-Applied")!
 }
 
 extension RelayHTTPError {

@@ -142,8 +142,16 @@ struct RelayAssemblyTests {
         #expect(relay.commits.settings.chain == "assembly-test")
         #expect(assembly.expoReceipts.delay == .seconds(120))
         #expect(
-            assembly.services.map { "\($0)" } == ["ClientShutdownService", "MaintenanceService", "ExpoReceiptService"]
+            assembly.services.map { "\($0)" }
+                == ["ClientShutdownService", "MaintenanceService", "ExpoReceiptService", "JournalService"]
         )
+        // The delivery journal: this instance's, under a key made beside the database, readable by its owner only.
+        #expect(relay.journal.instance == "assembly-test")
+        let keyPath = databasePath + ".journal-key"
+        let attributes = try FileManager.default.attributesOfItem(atPath: keyPath)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(relay.queue.capacity == 20_000)
+        #expect(relay.queue.drainTimeout == .seconds(20))
 
         // One push per provider through the built relay, its services running as the application runs them.
         let tenant = Tenant(name: "acme", allowCriticalAlerts: true)

@@ -183,7 +183,8 @@ import Testing
         ("postgresql://relay@db/pushrelay", .postgres(url: "postgresql://relay@db/pushrelay")),
     ])
     func aStoreURLIsSQLiteOrPostgres(url: String, location: RelayConfiguration.Store.Location) {
-        let configuration = parsedConfiguration("[store]\nurl = \"\(url)\"", directory: "/srv/relay")
+        let configuration = parsedConfiguration(
+            "[store]\nurl = \"\(url)\"\n\(ConfigurationFixtures.journalKeyLine)", directory: "/srv/relay")
         #expect(configuration?.store.url == url)
         #expect(configuration?.store.location == location)
     }
@@ -197,6 +198,53 @@ import Testing
         let problems = configurationProblems("[store]\nurl = \"postgres://relay:hunter2@/relay\"")
         #expect(problems.map(\.key) == ["store.url"])
         #expect(!problems.description.contains("hunter2"))
+    }
+
+    // MARK: - store.journal_key_file, server.drain_seconds and max_pending_notifications
+
+    @Test func aPostgreSQLStoreNeedsTheSharedJournalKey() {
+        let problems = configurationProblems("[store]\nurl = \"postgres://relay@db/pushrelay\"")
+        #expect(problems.map(\.key) == ["store.journal_key_file"])
+        #expect(problems.first?.message.hasPrefix("required with a PostgreSQL store") == true)
+        // SQLite keeps its own beside the database; memory needs none.
+        #expect(configurationProblems("[store]\nurl = \"sqlite://relay.db\"").isEmpty)
+        #expect(configurationProblems("[store]\nurl = \"sqlite://:memory:\"").isEmpty)
+    }
+
+    @Test func aJournalKeyFileHolds32BytesAsBase64OrRaw() throws {
+        let folder = try ConfigurationFolder()
+        defer { folder.remove() }
+        let bytes = (0..<32).map { UInt8($0 * 7 % 256) }
+        try Data(bytes).write(to: URL(fileURLWithPath: folder.file("raw.key")))
+        try folder.write("text.key", "  \(Data(bytes).base64EncodedString())\n")
+        try folder.write("short.key", Data(bytes.prefix(16)).base64EncodedString())
+        try folder.write("words.key", "not a key at all")
+        for name in ["raw.key", "text.key"] {
+            let configuration = parsedConfiguration(
+                "[store]\njournal_key_file = \"\(name)\"", directory: folder.path)
+            #expect(configuration?.store.journalKeyFile == folder.file(name))
+            #expect(configuration?.store.journalKeyPath == folder.file(name))
+            #expect(configuration?.store.configuredJournalKey != nil)
+        }
+        let short = configurationProblems("[store]\njournal_key_file = \"short.key\"", directory: folder.path)
+        #expect(short.map(\.key) == ["store.journal_key_file"])
+        #expect(short.first?.message.contains("holds 16 bytes, not the 32 of a journal key") == true)
+        let words = configurationProblems("[store]\njournal_key_file = \"words.key\"", directory: folder.path)
+        #expect(words.first?.message.contains("neither base64 text of 32 bytes nor 32 raw bytes") == true)
+        let missing = configurationProblems("[store]\njournal_key_file = \"gone.key\"", directory: folder.path)
+        #expect(missing.map(\.key) == ["store.journal_key_file"])
+        #expect(missing.first?.message.hasPrefix("file \(folder.file("gone.key")) does not exist") == true)
+    }
+
+    @Test func theDrainAndTheQueueBoundAreChecked() {
+        let configuration = parsedConfiguration("[server]\ndrain_seconds = 0\nmax_pending_notifications = 100")
+        #expect(configuration?.server.drainSeconds == 0)
+        #expect(configuration?.server.maxPendingNotifications == 100)
+        #expect(RelayConfiguration.Server().drainSeconds == 20)
+        #expect(RelayConfiguration.Server().maxPendingNotifications == 20_000)
+        #expect(
+            configurationProblemKeys("[server]\ndrain_seconds = -1\nmax_pending_notifications = 99")
+                == ["server.drain_seconds", "server.max_pending_notifications"])
     }
 
     // MARK: - Choices and endpoints

@@ -139,7 +139,8 @@ import Testing
 
     @Test func aStorePasswordIsRedactedWhenPrinted() throws {
         let configuration = try RelayConfiguration.parse(
-            toml: "[store]\nurl = \"postgres://relay:hunter2@db.internal:5432/pushrelay\"",
+            toml: "[store]\nurl = \"postgres://relay:hunter2@db.internal:5432/pushrelay\"\n"
+                + ConfigurationFixtures.journalKeyLine,
             directory: "/srv",
             environment: [:]
         )

@@ -41,6 +41,17 @@ struct ConfigurationFolder {
 
 /// Credentials made once per test run: generating keys is the slow part.
 enum ConfigurationFixtures {
+    /// A delivery journal key file (32 random bytes, base64), written once per test run: what a configuration with
+    /// a PostgreSQL store must name.
+    static let journalKeyFile: String = {
+        let folder = try? ConfigurationFolder()
+        let key = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+        return (try? folder?.write("journal.key", Data(key).base64EncodedString() + "\n")) ?? "/missing-journal.key"
+    }()
+
+    /// `journal_key_file = "<journalKeyFile>"`, for a `[store]` section.
+    static var journalKeyLine: String { "journal_key_file = \"\(journalKeyFile)\"" }
+
     /// A real APNs P-256 key (written by swift-crypto as Apple's `.p8` PEM) and a real service-account key.
     static let credentials: SimulatorCredentials? = try? SimulatorCredentials()
     /// A self-signed certificate and its key, for `tls_cert_file`, `tls_key_file` and `ca_file`.

@@ -180,7 +180,8 @@ import Testing
     @Test func theSummaryNamesProvidersButNoSecrets() throws {
         let configuration = try RelayConfiguration.parse(
             toml:
-                "[expo]\naccess_token = \"summary-secret\"\n[store]\nurl = \"postgres://relay:hunter2@db:5432/relay\"",
+                "[expo]\naccess_token = \"summary-secret\"\n[store]\nurl = \"postgres://relay:hunter2@db:5432/relay\"\n"
+                + ConfigurationFixtures.journalKeyLine,
             directory: "/srv",
             environment: [:]
         )

@@ -1,0 +1,55 @@
+import Foundation
+import RelayCore
+import RelayStore
+import Testing
+
+@testable import RelayApplication
+
+/// What a journal entry holds reads back as the notification and record it was made from.
+@Suite struct JournalPayloadTests {
+    static func push(_ json: String) throws -> [ResolvedPush] {
+        var issues: [ValidationIssue] = []
+        let message = try #require(
+            PushMessage.parse(JSONValue.decode(Array(json.utf8)) ?? .null, at: .root, issues: &issues), "\(issues)")
+        return message.pushes
+    }
+
+    @Test func aNotificationAndItsRecordReadBackAsTheyWere() throws {
+        let tokens = [String(repeating: "ab", count: 32), String(repeating: "cd", count: 32)]
+        var pushes = try Self.push(
+            #"{"to":["\#(tokens[0])","\#(tokens[1])"],"title":"Incident #12","sound":{"critical":true,"name":"default","volume":1},"interruptionLevel":"critical","data":{"id":12},"ttl":600}"#
+        )
+        pushes[1].criticalChannel = "pager"
+        pushes[1].apnsID = UUID(uuidString: "0196f3a2-7c1e-7d43-9a0b-8a3b8f1f2c11")
+        let created = Date(timeIntervalSince1970: 1_800_000_000.25)
+        let record = NotificationRecord(
+            receipt: Receipt(
+                id: "0196f3a2-7c1e-7d43-9a0b-8a3b8f1f2c11", tenantID: "tenant-1", keyID: "key-1", provider: .apns,
+                tokenFingerprint: "fp", isCritical: true, status: .pending, createdAt: created, updatedAt: created,
+                expiresAt: created.addingTimeInterval(72 * 3600)
+            ),
+            tenantName: "acme", requestID: "req-1", client: "203.0.113.7"
+        )
+        let payload = JournalPayload(push: pushes[1], record: record)
+        let read = try JournalPayload(decoding: payload.encoded())
+        // Only this notification's token is kept: the message reads back resolved for it alone.
+        #expect(read.push.token == tokens[1])
+        #expect(read.push.message.to == [tokens[1]])
+        var message = pushes[1].message
+        message.to = [tokens[1]]
+        #expect(read.push.message == message)
+        #expect(read.push.apnsID == pushes[1].apnsID)
+        #expect(read.push.criticalChannel == "pager")
+        #expect(read.push.isCritical)
+        #expect(read.record == record)
+        #expect(!payload.encoded().windowsContain(Array(tokens[0].utf8)), "another token of the message is not kept")
+    }
+
+    @Test func aDamagedPayloadIsAnErrorThatQuotesNothing() {
+        #expect(throws: JournalPayloadError("not a JSON object")) { try JournalPayload(decoding: Array("[1]".utf8)) }
+        #expect(throws: JournalPayloadError("unknown format")) { try JournalPayload(decoding: Array(#"{"v":9}"#.utf8)) }
+        #expect(throws: JournalPayloadError("a field is missing")) {
+            try JournalPayload(decoding: Array(#"{"v":1,"provider":"apns"}"#.utf8))
+        }
+    }
+}

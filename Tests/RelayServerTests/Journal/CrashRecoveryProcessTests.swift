@@ -1,0 +1,268 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import RelayCore
+import RelaySimulator
+import RelayStore
+import Synchronization
+import Testing
+
+@testable import RelayApplication
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `pushrelay serve` killed with SIGKILL while its pushes are in flight, and started again: every push it answered
+/// `pending` ends with a final receipt, re-sent to the upstream with the same `apns-id`, and the database never held
+/// a token or a title. A real process (the executable this test run built), on loopback, against the simulator.
+@Suite(.timeLimit(.minutes(1)))
+struct CrashRecoveryProcessTests {
+    static let title = "Quokka-vermilion-outage-4417"
+    static let pushes = 8
+
+    @Test func everyPendingPushIsFinalAfterKillNineAndARestart() async throws {
+        let executable = try #require(
+            RelayProcess.executable, "pushrelay is built with the tests (swift build --build-tests)")
+        let folder = try ConfigurationFolder()
+        defer { folder.remove() }
+        let credentials = try SimulatorCredentials()
+        var simulatorConfiguration = credentials.simulatorConfiguration()
+        // Slower than the relay's wait (100 ms): every push is answered pending, its send still on the wire.
+        simulatorConfiguration.latency = .seconds(2)
+        let simulator = try await ProviderSimulator.start(configuration: simulatorConfiguration)
+        defer { Task { try? await simulator.shutdown() } }
+        let files = try credentials.write(to: folder.file("keys"), tokenURI: simulator.fcmTokenURI)
+        let port = try RelayProcess.freePort()
+        let configPath = try folder.write(
+            "relay.conf", Self.relayConf(simulator: simulator, credentials: credentials, files: files, port: port))
+        let databasePath = folder.file("relay.db")
+
+        // A tenant and its key, written to the database before the relay starts.
+        let setup = try SQLiteStore(path: databasePath)
+        try await setup.migrate()
+        let tenant = Tenant(name: "acme", limits: RateLimits(ratePerSecond: 100, burst: 200))
+        try await setup.createTenant(tenant)
+        let issued = TenantKeys.issue()
+        try await setup.createKey(TenantKeyRecord(id: issued.id, tenantID: tenant.id, secretHash: issued.secretHash))
+        let tokens = (0..<Self.pushes).map { String(format: "%02x", $0) + String(repeating: "e7", count: 31) }
+
+        // First run: every push answered pending, then SIGKILL.
+        let first = try RelayProcess(executable: executable, config: configPath)
+        let ids: [String]
+        do {
+            try await first.waitUntilListening()
+            ids = try await Self.push(tokens, key: issued.key, port: port)
+            first.kill(SIGKILL)
+            #expect(await first.exitStatus() == SIGKILL)
+        } catch {
+            first.kill(SIGKILL)
+            throw error
+        }
+        let pendingAfterCrash = try await setup.receipts(ids: ids, tenantID: tenant.id)
+        #expect(pendingAfterCrash.count == Self.pushes)
+        #expect(pendingAfterCrash.allSatisfy { $0.status == .pending })
+        #expect(try await setup.journalStatistics().entries == Self.pushes)
+        // What the crash left on disk: neither a device token nor the title, in the database or its WAL.
+        var bytes: [UInt8] = []
+        for file in [databasePath, databasePath + "-wal"] {
+            bytes += (try? Data(contentsOf: URL(fileURLWithPath: file))).map(Array.init) ?? []
+        }
+        for token in tokens { #expect(!bytes.windowsContain(Array(token.utf8)), "no device token in the store") }
+        #expect(!bytes.windowsContain(Array(Self.title.utf8)), "no content in the store")
+        // Sent before the crash (the last push was answered 100 ms after its send began, the first ones long after):
+        // in flight, their outcome unknown to the relay.
+        let sentBeforeCrash = simulator.received(.apns).compactMap { $0.header("apns-id") }
+        #expect(!sentBeforeCrash.isEmpty)
+
+        // Second run: it resumes the journal before listening; SIGTERM then drains it, and it exits.
+        let second = try RelayProcess(executable: executable, config: configPath)
+        do {
+            try await second.waitUntilListening()
+            second.kill(SIGTERM)
+            #expect(await second.exitStatus() == 0)
+        } catch {
+            second.kill(SIGKILL)
+            throw error
+        }
+
+        // Every receipt answered pending is final, each with one audit record that says it was resumed.
+        let receipts = try await setup.receipts(ids: ids, tenantID: tenant.id)
+        #expect(receipts.map(\.status) == Array(repeating: .ok, count: Self.pushes))
+        #expect(try await setup.journalStatistics().entries == 0)
+        let records = try await setup.auditRecords(chain: "crash-test", after: 0, limit: 100).map(\.record)
+        let resumed = records.filter { $0.detail?.hasPrefix("resumed after a restart") == true }
+        #expect(resumed.count == Self.pushes)
+        // Each was sent again with its first send's apns-id (its receipt id), and the simulator saw that id twice
+        // when the first send had reached it before the crash.
+        let apnsIDs = simulator.received(.apns).compactMap { $0.header("apns-id") }
+        for id in ids {
+            let sends = apnsIDs.filter { $0 == id }.count
+            #expect(sends == (sentBeforeCrash.contains(id) ? 2 : 1), "apns-id \(id)")
+        }
+        try await simulator.shutdown()
+    }
+
+    /// Sends one push per token (a request each), and returns their receipt ids; each must be answered pending.
+    static func push(_ tokens: [String], key: String, port: Int) async throws -> [String] {
+        try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+            var ids: [String] = []
+            for token in tokens {
+                let body = #"{"messages":[{"to":"\#(token)","title":"\#(title)","body":"db-1 down"}]}"#
+                let response = try await client.post(
+                    "/v1/push",
+                    headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+                    body: ByteBuffer(string: body)
+                )
+                let ticket = response.body.flatMap { JSONValue.decode($0.readableBytesView) }?.objectValue?["data"]
+                guard response.head.status == .ok, case .array(let tickets)? = ticket,
+                    let first = tickets.first?.objectValue, first["status"] == .string("pending"),
+                    let id = first["id"]?.stringValue
+                else {
+                    throw RelayProcess.Failure("push not answered pending: \(response.head.status)")
+                }
+                ids.append(id)
+            }
+            return ids
+        }
+    }
+
+    static func relayConf(
+        simulator: ProviderSimulator, credentials: SimulatorCredentials, files: SimulatorCredentials.Files, port: Int
+    ) -> String {
+        let endpoint = SimulatorCredentials.tomlString(simulator.baseURL)
+        return """
+            [server]
+            listen = "127.0.0.1:\(port)"
+            drain_seconds = 30
+
+            [store]
+            url = "sqlite://relay.db"
+
+            [upstream]
+            ca_file = \(SimulatorCredentials.tomlString(simulator.caFilePath))
+
+            [apns]
+            team_id = \(SimulatorCredentials.tomlString(credentials.apnsTeamID))
+            key_id = \(SimulatorCredentials.tomlString(credentials.apnsKeyID))
+            key_file = \(SimulatorCredentials.tomlString(files.apnsKey))
+            topic = \(SimulatorCredentials.tomlString(credentials.apnsBundleID))
+            environment = "sandbox"
+            endpoint = \(endpoint)
+            sandbox_endpoint = \(endpoint)
+
+            [expo]
+            endpoint = \(endpoint)
+
+            [receipts]
+            wait_ms = 100
+
+            [audit]
+            instance = "crash-test"
+
+            [logging]
+            level = "info"
+
+            """
+    }
+}
+
+/// A `pushrelay serve` process, its log read line by line.
+final class RelayProcess: Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// The `pushrelay` this test run built: beside the test bundle, in the build folder.
+    static var executable: String? {
+        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let candidate = testBinary.deletingLastPathComponent().appendingPathComponent("pushrelay").path
+        return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
+    }
+
+    /// A port on loopback that nothing listens on now.
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure("no socket") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
+            }
+        }
+        guard bound else { throw Failure("cannot bind a loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private let process: Process
+    private let lines: AsyncStream<String>
+    private let exited: AsyncStream<Int32>
+
+    init(executable: String, config: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["serve", "--config", config]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }
+        environment["PUSHRELAY_LOGGING_FORMAT"] = "text"
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let (lines, lineContinuation) = AsyncStream.makeStream(of: String.self)
+        let buffer = Mutex<[UInt8]>([])
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                lineContinuation.finish()
+                return
+            }
+            let complete = buffer.withLock { buffer -> [String] in
+                buffer += data
+                var found: [String] = []
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    found.append(String(decoding: buffer[..<newline], as: UTF8.self))
+                    buffer.removeSubrange(...newline)
+                }
+                return found
+            }
+            for line in complete { lineContinuation.yield(line) }
+        }
+        let (exited, exitContinuation) = AsyncStream.makeStream(of: Int32.self)
+        process.terminationHandler = { finished in
+            exitContinuation.yield(finished.terminationStatus)
+            exitContinuation.finish()
+        }
+        try process.run()
+        self.process = process
+        self.lines = lines
+        self.exited = exited
+    }
+
+    /// Returns once the log says the listener is bound; throws with the log when the process ends first.
+    func waitUntilListening() async throws {
+        var seen: [String] = []
+        for await line in lines {
+            if line.contains("PushRelay listening") { return }
+            seen.append(line)
+        }
+        throw Failure("pushrelay serve ended before listening:\n" + seen.joined(separator: "\n"))
+    }
+
+    func kill(_ signal: Int32) {
+        if process.isRunning { Glibc.kill(process.processIdentifier, signal) }
+    }
+
+    /// The exit status, or the signal that ended the process.
+    func exitStatus() async -> Int32 {
+        for await status in exited { return status }
+        return process.terminationStatus
+    }
+}
