@@ -2,14 +2,15 @@ import GRDB
 
 extension SQLiteStore {
     /// Every schema version, in order. GRDB records applied migrations in `grdb_migrations`, so running it again
-    /// does nothing. Never edit a shipped migration: add the next one.
+    /// does nothing. Never edit a shipped migration: add the next one. Migrations after `v3` are named after what
+    /// they add (`delivery_journal`), so that changes made side by side cannot take the same name.
     static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createSchemaV1)
         migrator.registerMigration("v2", migrate: createSchemaV2)
         migrator.registerMigration("v3", migrate: createSchemaV3)
         migrator.registerMigration("usage_not_admitted", migrate: addUsageNotAdmitted)
-        migrator.registerMigration("v4", migrate: createSchemaV4)
+        migrator.registerMigration("delivery_journal", migrate: createDeliveryJournal)
         return migrator
     }()
 
@@ -190,7 +191,7 @@ extension SQLiteStore {
     /// The delivery journal: the notifications accepted and not concluded yet, which a relay resumes after a crash
     /// (`SQLiteStore+Journal.swift`). `sealed` is AES-GCM ciphertext made by the relay: the token and content never
     /// reach the database in clear. No foreign key, as for receipts: the insert is on the path of a pending answer.
-    private static func createSchemaV4(_ db: Database) throws {
+    private static func createDeliveryJournal(_ db: Database) throws {
         try db.execute(
             sql: """
                 CREATE TABLE delivery_journal (

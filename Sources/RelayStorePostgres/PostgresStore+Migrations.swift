@@ -18,7 +18,7 @@ extension PostgresStore {
         Migration(name: "rate_limit_buckets", statements: rateLimitBuckets),
         Migration(name: "v3", statements: schemaV3),
         Migration(name: "usage_not_admitted", statements: usageNotAdmitted),
-        Migration(name: "v4", statements: schemaV4),
+        Migration(name: "delivery_journal", statements: deliveryJournal),
     ]
 
     /// Any 32-bit constant naming "PushRelay's migrations" among the database's advisory locks; the second half of
@@ -282,16 +282,12 @@ extension PostgresStore {
         """,
     ]
 
-    /// Usage tells the notifications of requests refused whole apart from the other rate-limited ones (SQLite's
     /// `usage_not_admitted`): `not_admitted` counts the former, which `rate_limited` also holds.
     private static let usageNotAdmitted: [PostgresQuery] = [
-        "ALTER TABLE usage_daily ADD COLUMN not_admitted bigint NOT NULL DEFAULT 0"
-    ]
-
-    /// The delivery journal (SQLite's `v4`): the notifications accepted and not concluded yet, which a relay resumes
-    /// after a crash, and which instances claim with a lease (`PostgresStore+Journal.swift`). `sealed` is AES-GCM
-    /// ciphertext made by the relay under the journal key every instance shares.
-    private static let schemaV4: [PostgresQuery] = [
+    /// The delivery journal (SQLite's `delivery_journal`): the notifications accepted and not concluded yet, which a
+    /// relay resumes after a crash, and which instances claim with a lease (`PostgresStore+Journal.swift`). `sealed` is
+    /// AES-GCM ciphertext made by the relay under the journal key every instance shares.
+    private static let deliveryJournal: [PostgresQuery] = [
         """
         CREATE TABLE delivery_journal (
             receipt_id text PRIMARY KEY,

@@ -30,6 +30,10 @@ extension Relay {
     /// dead instance's, or those this one stopped renewing. It never takes more than the delivery queue has room for,
     /// and never a notification this relay is sending already.
     ///
+    /// It only claims and queues: the resumed notifications go to the delivery queue as jobs (those past their
+    /// deadline as jobs that send nothing), which write their outcomes through the commit queue once the services
+    /// run. So it may be called before they start, and returns without waiting for any outcome.
+    ///
     /// - Throws: The store's error when the claim fails.
     @discardableResult
     package func resumeJournal(includingOwn: Bool) async throws -> JournalResumption {
