@@ -3,7 +3,8 @@ import GRDB
 extension SQLiteStore {
     /// Every schema version, in order. GRDB records applied migrations in `grdb_migrations`, so running it again
     /// does nothing. Never edit a shipped migration: add the next one. Migrations after `v3` are named after what
-    /// they add (`delivery_journal`), so that changes made side by side cannot take the same name.
+    /// they add (`usage_not_admitted`, `delivery_journal`), so that changes made side by side cannot take the same
+    /// name.
     static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createSchemaV1)

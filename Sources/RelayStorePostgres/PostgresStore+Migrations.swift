@@ -282,8 +282,12 @@ extension PostgresStore {
         """,
     ]
 
+    /// Usage tells the notifications of requests refused whole apart from the other rate-limited ones (SQLite's
     /// `usage_not_admitted`): `not_admitted` counts the former, which `rate_limited` also holds.
     private static let usageNotAdmitted: [PostgresQuery] = [
+        "ALTER TABLE usage_daily ADD COLUMN not_admitted bigint NOT NULL DEFAULT 0"
+    ]
+
     /// The delivery journal (SQLite's `delivery_journal`): the notifications accepted and not concluded yet, which a
     /// relay resumes after a crash, and which instances claim with a lease (`PostgresStore+Journal.swift`). `sealed` is
     /// AES-GCM ciphertext made by the relay under the journal key every instance shares.
