@@ -240,7 +240,12 @@ package struct RelayAssembly: Sendable {
             // In memory: the journal goes with the process, and so may its key.
             key = .random()
         }
-        return JournalSettings(key: key, instance: configuration.audit.instance)
+        // A notification may be sent after a restart as long as the retry loop would have kept trying it.
+        return JournalSettings(
+            key: key,
+            instance: configuration.audit.instance,
+            resumeWindow: .seconds(configuration.upstream.retryWindowSeconds)
+        )
     }
 
     /// How the relay treats requests: `[receipts]`, `[server] trusted_proxies` and `[limits]`.

@@ -20,8 +20,8 @@ package struct JournalSettings: Sendable {
     package var lease: Duration
     /// How often leases are renewed and ended leases looked for (``JournalService``); well under ``lease``.
     package var sweepInterval: Duration
-    /// How long after admission a notification may still be sent after a restart; its own time to live or expiration
-    /// shortens it.
+    /// How long after admission a notification may still be sent after a restart: `[upstream] retry_window_seconds`,
+    /// the retry loop's own window; its own time to live or expiration shortens it.
     package var resumeWindow: Duration
 
     package init(

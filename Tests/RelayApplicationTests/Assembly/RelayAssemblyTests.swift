@@ -147,6 +147,8 @@ struct RelayAssemblyTests {
         )
         // The delivery journal: this instance's, under a key made beside the database, readable by its owner only.
         #expect(relay.journal.instance == "assembly-test")
+        // A journaled push is resumed within the retry loop's window, no longer.
+        #expect(relay.journal.resumeWindow == .seconds(45))
         let keyPath = databasePath + ".journal-key"
         let attributes = try FileManager.default.attributesOfItem(atPath: keyPath)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
