@@ -15,16 +15,7 @@ extension PostgresStore {
     /// ``StoreBatch/journal``). Within one call the last entry for a receipt wins.
     static func journalStatements(_ entries: [JournalEntry]) -> [PostgresQuery] {
         guard !entries.isEmpty else { return [] }
-        var position: [String: Int] = [:]
-        var unique: [JournalEntry] = []
-        for entry in entries {
-            if let index = position[entry.receiptID] {
-                unique[index] = entry
-            } else {
-                position[entry.receiptID] = unique.count
-                unique.append(entry)
-            }
-        }
+        let unique = lastPerKey(entries, key: \.receiptID)
         let width = journalColumnNames.count
         let replace = journalColumnNames.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
         return stride(from: 0, to: unique.count, by: rowsPerStatement).map { start in

@@ -37,6 +37,23 @@ extension PostgresStore {
         }
     }
 
+    /// `items` with one per key, the last given, in the place of the first: PostgreSQL refuses to upsert one row
+    /// twice in a statement, and a batch's later write of a row is the one that stands.
+    static func lastPerKey<Item>(_ items: [Item], key: (Item) -> String) -> [Item] {
+        var position: [String: Int] = [:]
+        var unique: [Item] = []
+        unique.reserveCapacity(items.count)
+        for item in items {
+            if let index = position[key(item)] {
+                unique[index] = item
+            } else {
+                position[key(item)] = unique.count
+                unique.append(item)
+            }
+        }
+        return unique
+    }
+
     /// Reads a statement's rows to the end: the connection goes back to the pool only then.
     static func drain(_ rows: PostgresRowSequence) async throws {
         for try await _ in rows {}

@@ -101,16 +101,7 @@ extension PostgresStore {
     /// stored receipt is kept instead (``StoreBatch/provisionalReceipts``).
     static func insertStatements(_ receipts: [Receipt], replacing: Bool = true) -> [PostgresQuery] {
         guard !receipts.isEmpty else { return [] }
-        var position: [String: Int] = [:]
-        var unique: [Receipt] = []
-        for receipt in receipts {
-            if let index = position[receipt.id] {
-                unique[index] = receipt
-            } else {
-                position[receipt.id] = unique.count
-                unique.append(receipt)
-            }
-        }
+        let unique = lastPerKey(receipts, key: \.id)
         let width = receiptColumnNames.count
         let replace = receiptColumnNames.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
         return stride(from: 0, to: unique.count, by: rowsPerStatement).map { start in

@@ -23,12 +23,13 @@ import Testing
     final class Upstream: Sendable {}
 
     /// What the loop did: its reports, every wait it asked for (back-offs, holds, budget waits), each attempt's
-    /// pending messages and instructions, how much time passed on the test clock, and the circuit's phase at the end.
+    /// pending messages and instructions, how far the test clock was moved (by the waits the loop asked for; nothing
+    /// here reads real time, so no figure is a speed), and the circuit's phase at the end.
     struct Run {
         var reports: [DeliveryReport]
         var sleeps: [Duration]
         var attempts: [(pending: [Int], instructions: AttemptInstructions)]
-        var elapsed: Duration
+        var clockAdvanced: Duration
         var phase: CircuitBreaker.Phase
     }
 
@@ -89,7 +90,7 @@ import Testing
             }
         }
         return Run(
-            reports: reports, sleeps: sleeper.recorded, attempts: attempts, elapsed: clock.instant - start,
+            reports: reports, sleeps: sleeper.recorded, attempts: attempts, clockAdvanced: clock.instant - start,
             phase: gate.phase)
     }
 
@@ -145,7 +146,7 @@ import Testing
         #expect(run.sleeps == [1, 2, 4, 3].map { Duration.seconds($0) })
         #expect(run.reports.map(\.attempts) == [5])
         #expect(run.reports.map(\.outcome.shortDescription) == ["unavailable"])
-        #expect(run.elapsed == .seconds(10))
+        #expect(run.clockAdvanced == .seconds(10))
     }
 
     @Test func aLifetimeOfZeroGetsItsOneAttempt() async {
@@ -221,7 +222,7 @@ import Testing
         let run = await loop([Self.transient, Self.delivered], budget: budget, lifetime: .seconds(60))
         #expect(run.reports.map(\.attempts) == [1])
         #expect(run.reports.map(\.outcome) == [.unavailable(reason: "503", retryAfter: nil)])
-        #expect(run.elapsed == .seconds(60))
+        #expect(run.clockAdvanced == .seconds(60))
         #expect(run.sleeps.count > 2, "back-off, then waits for the budget")
     }
 
@@ -256,7 +257,7 @@ import Testing
         #expect(run.reports.map(\.attempts) == [6])
         // Attempts 1–3 back off 0 s; then the holds: 10 s before probe 4, 20 s before probe 5, 40 s before probe 6.
         #expect(run.sleeps.filter { $0 > .zero } == [.seconds(10), .seconds(20), .seconds(40)])
-        #expect(run.elapsed == .seconds(70))
+        #expect(run.clockAdvanced == .seconds(70))
         #expect(run.phase == .closed)
     }
 
@@ -271,7 +272,7 @@ import Testing
         #expect(run.reports.map(\.outcome) == [RetryLoop.heldUntilDeadline])
         #expect(run.reports.map(\.attempts) == [0])
         #expect(run.reports.map(\.outcome.errorCode) == ["ProviderUnavailable"])
-        #expect(run.elapsed == .seconds(5))
+        #expect(run.clockAdvanced == .seconds(5))
         #expect(run.phase == .open)
     }
 
