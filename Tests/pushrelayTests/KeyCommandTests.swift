@@ -37,7 +37,8 @@ struct KeyCommandTests {
         let unknown = try await cli.execute(["key", "revoke", "prk_0123456789abcdef_\(secret)"])
         #expect(unknown == .error("No key with the id '0123456789abcdef'."))
         for mangled in ["prk_\(id.dropFirst())_\(secret)", "prk_\(secret)", secret, "prk_\(id)\(secret)"] {
-            let refused = try await cli.execute(["key", "revoke", mangled])
+            // After `--`, as a shell user must pass it: a bare secret is base64url and may begin with `-` (even `-h`).
+            let refused = try await cli.execute(["key", "revoke", "--", mangled])
             guard case .error(let message) = refused else {
                 Issue.record("\(mangled) was not refused: \(refused)")
                 continue
