@@ -134,6 +134,13 @@ struct DeliveryJournalTests {
         let firstSend = try #require(first.senders[.apns]?.sent.first { $0.message.ttl == nil })
         #expect(resent.first { $0.token == Self.apnsToken }?.apnsID == firstSend.apnsID)
         #expect(idle.senders[.apns]?.sent.isEmpty == true)
+        // Each is retried only until the deadline it was admitted with (the resume window, 300 s, from its
+        // admission), not for a new window from its resend.
+        for push in resent {
+            let receipt = try #require(receipts.first { $0.id == push.apnsID?.uuidString.lowercased() })
+            let deadline = try #require(push.sendDeadline, "a resumed push keeps the deadline it was admitted with")
+            #expect(abs(deadline.timeIntervalSince(receipt.createdAt) - 300) < 1)
+        }
         // Each ends with one audit record that says it was resumed, on the resuming relay's chain.
         let records = try await base.auditRecords(chain: "relay-1", after: 0, limit: 100).map(\.record)
         #expect(records.count == 3)
