@@ -19,7 +19,7 @@ struct FaultBenchmark: AsyncParsableCommand {
             (10 % RST_STREAM), stalls (10 % never answered), kill (kill -9 of the relay mid-run with a slow upstream,
             then a restart), quota (a daily quota of 10 across a kill -9 and a restart). The first four must deliver
             at least 99 % of the pushes and lose none; kill must leave no ticket without a final receipt; quota must
-            admit exactly 10 in the day. Takes about a minute and a half.
+            admit exactly 10 in the day. Takes about a minute.
             """
     )
 
