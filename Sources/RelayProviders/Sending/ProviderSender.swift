@@ -1,3 +1,4 @@
+import Foundation
 package import Logging
 package import RelayCore
 import RelayHTTP2
@@ -7,7 +8,8 @@ import RelayHTTP2
 ///
 /// ### Overview
 /// A send builds each notification's message once (one too big is refused without an attempt), gives each its
-/// deadline (its `ttl` or `expiration`, within the retry window) and hands the messages to the provider's
+/// deadline (its `ttl` or `expiration`, within the retry window from now, or from its admission for a push resumed
+/// from the journal: ``ResolvedPush/sendDeadline``) and hands the messages to the provider's
 /// ``RetryLoop`` with the gate (circuit breaker and retry budget) of the upstream they go to. Each attempt takes the
 /// credential's token, renewed when the last answer refused it; sends the pending messages in requests of at most
 /// ``ProviderUpstream/maxMessagesPerRequest``, concurrently when there are several; and classifies each answer, or the
@@ -122,8 +124,12 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
         for (position, push) in pushes.enumerated() {
             do {
                 batch.messages.append(try upstream.message(for: push, now: now))
-                let deadline = retries.policy.deadline(
+                var deadline = retries.policy.deadline(
                     start: start, ttl: push.message.ttl, expiration: push.message.expiration, date: now)
+                if let sendDeadline = push.sendDeadline {
+                    // A resumed push: its deadline counts from its admission, not from this send.
+                    deadline = min(deadline, start + .seconds(max(0, sendDeadline.timeIntervalSince(now))))
+                }
                 batch.terms.append(RetryLoop.Terms(deadline: deadline, critical: push.isCritical))
             } catch {
                 let refused = DeliveryOutcome.rejected(.messageTooBig, reason: error.description)
