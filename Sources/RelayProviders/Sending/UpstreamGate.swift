@@ -56,6 +56,8 @@ final class UpstreamGate: Sendable {
     private let quiet = Atomic<Bool>(true)
     /// First attempts not yet deposited in `state.budget`.
     private let undeposited = Atomic<Int>(0)
+    /// Whether a first attempt was deposited under the lock, which started the budget's clock.
+    private let anchored = Atomic<Bool>(false)
 
     init(provider: Provider, breaker: CircuitBreaker.Settings, budget: RetryBudget, board: CircuitBoard) {
         self.provider = provider
@@ -68,6 +70,15 @@ final class UpstreamGate: Sendable {
 
     /// A send made its first attempt: it deposits its share in the budget (at the next locked step that reads it).
     func recordFirstAttempt(now: ContinuousClock.Instant) {
+        guard anchored.load(ordering: .acquiring) else {
+            // The first deposits under the lock: it starts the budget's clock (its deposits by time count from here).
+            state.withLock { state in
+                deposit(into: &state, now: now)
+                state.budget.recordAttempts(1, now: now)
+            }
+            anchored.store(true, ordering: .releasing)
+            return
+        }
         undeposited.add(1, ordering: .relaxed)
     }
 
