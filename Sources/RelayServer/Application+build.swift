@@ -24,6 +24,8 @@ package struct RelayApplicationParts: Sendable {
     package var logger: Logger
     /// Called once the listener is bound, with its port (useful with port 0).
     package var onServerRunning: @Sendable (Int?) async -> Void
+    /// A service told first of a graceful shutdown, just after the listener (it is listed last): `serve` logs there.
+    package var shutdownAnnouncer: (any Service)?
 
     package init(
         relay: Relay,
@@ -34,7 +36,8 @@ package struct RelayApplicationParts: Sendable {
         metrics: (@Sendable () async -> String)? = nil,
         services: [any Service] = [],
         logger: Logger = Logger(label: "pushrelay"),
-        onServerRunning: @escaping @Sendable (Int?) async -> Void = { _ in }
+        onServerRunning: @escaping @Sendable (Int?) async -> Void = { _ in },
+        shutdownAnnouncer: (any Service)? = nil
     ) {
         self.relay = relay
         self.host = host
@@ -45,6 +48,7 @@ package struct RelayApplicationParts: Sendable {
         self.services = services
         self.logger = logger
         self.onServerRunning = onServerRunning
+        self.shutdownAnnouncer = shutdownAnnouncer
     }
 }
 
@@ -102,7 +106,8 @@ package func buildApplication(_ parts: RelayApplicationParts) throws -> some App
         // Start order; shutdown runs in reverse after the listener stops: the delivery queue drains first, then the
         // other services, and the upstream clients (listed first by the caller) close last.
         // The commit queue stops after the delivery queue, so the last outcomes are committed.
-        services: parts.services + [parts.relay.commits, parts.relay.queue],
+        services: parts.services + [parts.relay.commits, parts.relay.queue]
+            + (parts.shutdownAnnouncer.map { [$0] } ?? []),
         onServerRunning: { channel in await parts.onServerRunning(channel.localAddress?.port) },
         logger: parts.logger
     )

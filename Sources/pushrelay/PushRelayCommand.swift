@@ -10,7 +10,7 @@ struct PushRelayCommand: AsyncParsableCommand {
         abstract: "PushRelay: a push relay gateway for self-hosted installs.",
         version: RelayVersion.current,
         subcommands: [
-            ServeCommand.self, DemoCommand.self, SimulateCommand.self, CheckConfigCommand.self,
+            ServeCommand.self, DemoCommand.self, SimulateCommand.self, CheckConfigCommand.self, HealthcheckCommand.self,
             TenantCommand.self, KeyCommand.self, OperatorCommand.self, UsageCommand.self, AuditCommand.self,
         ]
     )
@@ -39,11 +39,18 @@ struct PushRelayCommand: AsyncParsableCommand {
 
 /// `--config` and `--json`, shared by the commands that work on a relay's store.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: "The relay's configuration file.")
-    var config: String = "relay.conf"
+    @Option(name: .long, help: ConfigurationHelp.option)
+    var config: String?
 
     @Flag(name: .long, help: "Print machine-readable JSON.")
     var json = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Who the audit log names for changes made by this command (default: $PUSHRELAY_ACTOR, else the Unix user).",
+            valueName: "name"))
+    var actor: String?
 }
 
 /// A command's failure, printed as `Error: <message>` without the usage text.

@@ -88,12 +88,26 @@ import Testing
     @Test func verificationLinesNameTheChainAndTheSeq() {
         let intact = AuditVerification(
             chain: "relay-1", recordsVerified: 3, firstSeq: 4, lastSeq: 6, lastLink: [], checkpointsVerified: 1,
-            problem: nil
+            problem: nil, lastSignedSeq: 5
         )
         #expect(
             AuditVerificationReport.line(for: intact)
-                == "chain relay-1: intact, records 4…6 (3 records), 1 signed checkpoint verified"
+                == "chain relay-1: intact, records 4…6 (3 records), 1 signed checkpoint verified, signed up to seq 5, "
+                + "1 record unsigned after the last checkpoint"
         )
+        #expect(AuditVerificationReport.warning(for: intact, keyKnown: true) == nil)
+        var neverSigned = intact
+        neverSigned.checkpointsVerified = 0
+        neverSigned.lastSignedSeq = nil
+        #expect(
+            AuditVerificationReport.line(for: neverSigned).hasSuffix("3 records unsigned after the last checkpoint"))
+        #expect(
+            AuditVerificationReport.warning(for: neverSigned, keyKnown: true)?.contains("has no checkpoint") == true)
+        var atExport = neverSigned
+        atExport.exportCheckpointsVerified = 1
+        atExport.lastSignedSeq = 6
+        #expect(
+            AuditVerificationReport.line(for: atExport).contains("1 signature made at export time (not by the relay)"))
         var broken = intact
         broken.problem = AuditProblem(
             kind: .modified, seq: 5, position: 2, message: "record seq 5 of chain relay-1 …"

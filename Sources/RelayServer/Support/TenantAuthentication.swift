@@ -24,6 +24,7 @@ struct TenantAuthentication: RouterMiddleware {
         }
         var context = context
         context.identity = identity
+        context.attribution.set(tenantID: identity.tenant.id, keyID: identity.keyID)
         return try await RefusalSubject(identity).attributing { try await next(request, context) }
     }
 }
