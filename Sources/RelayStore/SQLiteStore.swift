@@ -5,8 +5,6 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// The embedded default store: one SQLite file (or memory), through GRDB.
@@ -83,9 +81,9 @@ package final class SQLiteStore: PushStore {
         }
         // A new database is created here, readable by its owner only: it holds key hashes and the audit log. SQLite
         // gives its -wal and -shm files the database file's mode. An empty file is a valid new database to SQLite.
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         createdFile = descriptor >= 0
-        if descriptor >= 0 { close(descriptor) }
+        if descriptor >= 0 { Glibc.close(descriptor) }
         do {
             writer = try DatabasePool(path: path, configuration: configuration)
         } catch {

@@ -20,18 +20,19 @@ final class ProcessMetrics: Sendable {
     private let cpuCounted = Mutex<Double>(0)
 
     init(registry: PrometheusCollectorRegistry) {
-        cpu = registry.makeCounter(
-            name: "process_cpu_seconds_total", help: MetricCatalogue.help("process_cpu_seconds_total"))
-        resident = registry.makeGauge(
-            name: "process_resident_memory_bytes", help: MetricCatalogue.help("process_resident_memory_bytes"))
-        openFDs = registry.makeGauge(name: "process_open_fds", help: MetricCatalogue.help("process_open_fds"))
-        maxFDs = registry.makeGauge(name: "process_max_fds", help: MetricCatalogue.help("process_max_fds"))
-        startTime = registry.makeGauge(
-            name: "process_start_time_seconds", help: MetricCatalogue.help("process_start_time_seconds"))
+        cpu = registry.makeCounter(descriptor: Self.descriptor("process_cpu_seconds_total"))
+        resident = registry.makeGauge(descriptor: Self.descriptor("process_resident_memory_bytes"))
+        openFDs = registry.makeGauge(descriptor: Self.descriptor("process_open_fds"))
+        maxFDs = registry.makeGauge(descriptor: Self.descriptor("process_max_fds"))
+        startTime = registry.makeGauge(descriptor: Self.descriptor("process_start_time_seconds"))
         registry.makeGauge(
-            name: "relay_build_info", labels: [("version", RelayVersion.current)],
-            help: MetricCatalogue.help("relay_build_info")
-        ).set(1)
+            descriptor: Self.descriptor("relay_build_info"), labels: [("version", RelayVersion.current)]
+        ).set(to: 1.0)
+    }
+
+    /// A family of ``MetricCatalogue`` by its full name (the unit already in it), with its help text.
+    private static func descriptor(_ name: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: MetricCatalogue.help(name))
     }
 
     /// Reads `/proc/self` and sets the metrics.
@@ -43,10 +44,10 @@ final class ProcessMetrics: Sendable {
             return delta
         }
         if added > 0 { cpu.increment(by: added) }
-        resident.set(Double(sample.residentBytes))
-        openFDs.set(Double(sample.openFDs))
-        if let limit = sample.maxFDs { maxFDs.set(Double(limit)) }
-        if let start = sample.startTime { startTime.set(start) }
+        resident.set(to: Double(sample.residentBytes))
+        openFDs.set(to: Double(sample.openFDs))
+        if let limit = sample.maxFDs { maxFDs.set(to: Double(limit)) }
+        if let start = sample.startTime { startTime.set(to: start) }
     }
 
     struct Sample: Equatable {

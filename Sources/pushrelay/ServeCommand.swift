@@ -54,6 +54,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let cert = configuration.server.tlsCertFile, let key = configuration.server.tlsKeyFile {
             tls = (try String(contentsOfFile: cert, encoding: .utf8), try String(contentsOfFile: key, encoding: .utf8))
         }
+        let servesTLS = tls != nil
         let listen = configuration.server.listen
         let drain = configuration.server.drainSeconds
         let app = try buildApplication(
@@ -71,7 +72,7 @@ struct ServeCommand: AsyncParsableCommand {
                 onServerRunning: { port in
                     logger.info(
                         "PushRelay started",
-                        metadata: Self.startMetadata(configuration, file: file, port: port, tls: tls != nil)
+                        metadata: Self.startMetadata(configuration, file: file, port: port, tls: servesTLS)
                     )
                 },
                 shutdownAnnouncer: ShutdownAnnouncer(logger: logger, drainSeconds: drain)

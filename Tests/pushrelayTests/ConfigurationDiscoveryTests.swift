@@ -37,9 +37,9 @@ import Testing
     /// Every command that takes `--config` parses it the same way, and none has a default of its own that would
     /// bypass the rule (the old `serve` read no file without `--config`, the others read ./relay.conf).
     @Test(arguments: [
-        ["serve"], ["check-config"], ["healthcheck"], ["tenant", "list"], ["key", "list", "acme"],
+        ["serve"], ["check-config"], ["healthcheck"], ["tenant", "list"], ["key", "list", "--tenant", "acme"],
         ["operator", "list"],
-        ["usage"], ["audit", "verify"], ["audit", "query"], ["audit", "pubkey"],
+        ["usage", "acme"], ["audit", "verify"], ["audit", "query"], ["audit", "pubkey"],
     ])
     func everyCommandLeavesTheFileToTheRule(arguments: [String]) throws {
         let parsed = try PushRelayCommand.parseAsRoot(arguments)

@@ -1,3 +1,5 @@
+internal import Foundation
+
 /// Where each key's value came from: the configuration file, a `PUSHRELAY_*` variable, or the default.
 ///
 /// `check-config` prints it, so that an operator sees at once that, say, `store.url` comes from an environment

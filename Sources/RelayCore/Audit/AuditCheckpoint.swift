@@ -92,7 +92,11 @@ extension AuditCheckpoint: Codable, AuditJSONCoded {
         ])
     }
 
-    init(json: JSONValue, path: String, madeAtExport: Bool = false) throws(AuditFieldError) {
+    init(json: JSONValue, path: String) throws(AuditFieldError) {
+        try self.init(json: json, path: path, madeAtExport: false)
+    }
+
+    init(json: JSONValue, path: String, madeAtExport: Bool) throws(AuditFieldError) {
         let reader = try AuditJSONReader(json, path: path, fields: Self.fields)
         self.init(
             chain: try reader.string("chain"),

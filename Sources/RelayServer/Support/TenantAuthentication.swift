@@ -1,5 +1,6 @@
 import Hummingbird
 import RelayApplication
+import RelayStore
 
 /// Authenticates the tenant key of a tenant route before its handler runs: the key in the path (`/t/<key>/…`, taken
 /// out by ``RelayResponder``) or else the `Authorization: Bearer` one.

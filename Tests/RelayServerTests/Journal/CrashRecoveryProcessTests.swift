@@ -259,7 +259,7 @@ final class RelayProcess: Sendable {
     func waitUntilListening() async throws {
         var seen: [String] = []
         for await line in lines {
-            if line.contains("PushRelay listening") { return }
+            if line.contains("PushRelay started") { return }
             seen.append(line)
         }
         throw Failure("pushrelay serve ended before listening:\n" + seen.joined(separator: "\n"))
