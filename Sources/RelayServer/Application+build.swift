@@ -26,6 +26,8 @@ package struct RelayApplicationParts: Sendable {
     package var onServerRunning: @Sendable (Int?) async -> Void
     /// A service told first of a graceful shutdown, just after the listener (it is listed last): `serve` logs there.
     package var shutdownAnnouncer: (any Service)?
+    /// The listener's certificates when the caller reloads them (`serve` on SIGHUP); else made from ``tls``.
+    package var certificates: TLSCertificates?
 
     package init(
         relay: Relay,
@@ -37,7 +39,8 @@ package struct RelayApplicationParts: Sendable {
         services: [any Service] = [],
         logger: Logger = Logger(label: "pushrelay"),
         onServerRunning: @escaping @Sendable (Int?) async -> Void = { _ in },
-        shutdownAnnouncer: (any Service)? = nil
+        shutdownAnnouncer: (any Service)? = nil,
+        certificates: TLSCertificates? = nil
     ) {
         self.relay = relay
         self.host = host
@@ -49,6 +52,7 @@ package struct RelayApplicationParts: Sendable {
         self.logger = logger
         self.onServerRunning = onServerRunning
         self.shutdownAnnouncer = shutdownAnnouncer
+        self.certificates = certificates
     }
 }
 
@@ -86,15 +90,12 @@ package struct RelayResponderBuilder: HTTPResponderBuilder {
 package func buildApplication(_ parts: RelayApplicationParts) throws -> some ApplicationProtocol {
     let server: HTTPServerBuilder
     if let tls = parts.tls {
-        let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChain.utf8)).map {
-            NIOSSLCertificateSource.certificate($0)
-        }
-        let key = try NIOSSLPrivateKey(bytes: Array(tls.privateKey.utf8), format: .pem)
-        let configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: chain, privateKey: .privateKey(key))
+        let certificates =
+            try parts.certificates
+            ?? TLSCertificates(certificateChain: tls.certificateChain, privateKey: tls.privateKey)
         let settings = parts.http2
         server = HTTPServerBuilder { responder in
-            try RelayTLSChannel(responder: responder, tls: configuration, settings: settings)
+            RelayTLSChannel(responder: responder, certificates: certificates, settings: settings)
         }
     } else {
         server = .http1()

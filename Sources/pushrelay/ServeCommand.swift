@@ -7,6 +7,7 @@ import RelayCore
 import RelayServer
 import RelayStore
 import ServiceLifecycle
+import UnixSignals
 
 /// `pushrelay serve`: the relay.
 struct ServeCommand: AsyncParsableCommand {
@@ -51,8 +52,13 @@ struct ServeCommand: AsyncParsableCommand {
         // short) is claimed and queued first; it is sent once the services run.
         try await assembly.relay.resumeJournal(includingOwn: true)
         var tls: (certificateChain: String, privateKey: String)?
+        var certificates: TLSCertificates?
         if let cert = configuration.server.tlsCertFile, let key = configuration.server.tlsKeyFile {
-            tls = (try String(contentsOfFile: cert, encoding: .utf8), try String(contentsOfFile: key, encoding: .utf8))
+            let pair = (
+                try String(contentsOfFile: cert, encoding: .utf8), try String(contentsOfFile: key, encoding: .utf8)
+            )
+            tls = pair
+            certificates = try TLSCertificates(certificateChain: pair.0, privateKey: pair.1, files: (cert, key))
         }
         let servesTLS = tls != nil
         let listen = configuration.server.listen
@@ -67,7 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
                     Bootstrap.recordPoolGauges(assembly.poolStatistics())
                     return Bootstrap.exposition()
                 },
-                services: assembly.services,
+                services: assembly.services + [ReloadOnHangUp(certificates: certificates, logger: logger)],
                 logger: logger,
                 onServerRunning: { port in
                     logger.info(
@@ -75,7 +81,8 @@ struct ServeCommand: AsyncParsableCommand {
                         metadata: Self.startMetadata(configuration, file: file, port: port, tls: servesTLS)
                     )
                 },
-                shutdownAnnouncer: ShutdownAnnouncer(logger: logger, drainSeconds: drain)
+                shutdownAnnouncer: ShutdownAnnouncer(logger: logger, drainSeconds: drain),
+                certificates: certificates
             )
         )
         // SIGTERM and SIGINT drain: the server stops accepting, in-flight pushes finish for up to
@@ -137,5 +144,35 @@ struct ShutdownAnnouncer: Service {
         logger.info(
             "Shutting down: the listener no longer accepts; accepted notifications drain, what is left is journaled",
             metadata: ["server.drain_seconds": .stringConvertible(drainSeconds)])
+    }
+}
+
+/// SIGHUP: reloads the TLS certificate and key from their files for new connections (a renewed certificate without a
+/// restart), and says so; every other setting still needs a restart. Without TLS there is nothing to reload, and the
+/// log says that too (the signal no longer ends the process, its default action).
+struct ReloadOnHangUp: Service {
+    let certificates: TLSCertificates?
+    let logger: Logger
+
+    func run() async throws {
+        let hangUps = await UnixSignalsSequence(trapping: .sighup)
+        try await cancelWhenGracefulShutdown {
+            for await _ in hangUps {
+                guard let certificates else {
+                    logger.notice("SIGHUP: no TLS certificate to reload; other settings need a restart")
+                    continue
+                }
+                do {
+                    try certificates.reload()
+                    logger.notice(
+                        "SIGHUP: reloaded the TLS certificate and key for new connections; other settings need a restart"
+                    )
+                } catch {
+                    logger.error(
+                        "SIGHUP: the TLS certificate and key could not be reloaded; the previous ones stay in use",
+                        metadata: ["error": "\(error)"])
+                }
+            }
+        }
     }
 }

@@ -1,9 +1,12 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTesting
 import Logging
 import RelayApplication
+import RelayServer
+import RelaySimulator
 import Synchronization
 import Testing
 
@@ -98,6 +101,32 @@ struct OperatorOutputTests {
             let ready = try await HealthcheckCommand.get(
                 host: "127.0.0.1", port: port, tls: false, path: "/readyz", timeout: .seconds(10))
             #expect(ready == 503)
+        }
+    }
+
+    /// Over TLS (the relay's own listener, HTTP/1.1 by ALPN), with a certificate the check does not verify: it asks
+    /// whether this host's relay answers, and the certificate names the public host.
+    @Test func healthcheckSpeaksTLSWhenTheRelayDoes() async throws {
+        let leaf = try HTTP2TestIdentity.generate().issueServerCertificate(host: "relay.example.com")
+        let certificates = try TLSCertificates(certificateChain: leaf.certificatePEM, privateKey: leaf.privateKeyPEM)
+        let router = Router()
+        router.get("/healthz") { _, _ in HTTPResponse.Status.ok }
+        let app = Application(
+            router: router,
+            server: HTTPServerBuilder { responder in
+                RelayTLSChannel(responder: responder, certificates: certificates, settings: RelayHTTP2Settings())
+            },
+            configuration: .init(address: .hostname("127.0.0.1", port: 0))
+        )
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let status = try await HealthcheckCommand.get(
+                host: "127.0.0.1", port: port, tls: true, path: "/healthz", timeout: .seconds(10))
+            #expect(status == 200)
+            await #expect(throws: (any Error).self, "plain HTTP to a TLS listener gets no answer") {
+                _ = try await HealthcheckCommand.get(
+                    host: "127.0.0.1", port: port, tls: false, path: "/healthz", timeout: .seconds(2))
+            }
         }
     }
 
