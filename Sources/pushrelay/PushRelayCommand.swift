@@ -16,7 +16,8 @@ struct PushRelayCommand: AsyncParsableCommand {
     )
 
     /// ArgumentParser's `main`, except that `audit verify` exits with status 2 on a usage error (its documented
-    /// statuses are 0 intact, 1 altered, 2 usage or configuration error; ArgumentParser's own is 64).
+    /// statuses are 0 intact, 1 altered, 2 usage or configuration error; ArgumentParser's own is 64), and that with
+    /// `--json` an error is printed as JSON on standard output too (Docs/operators.md: exit statuses).
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
@@ -28,12 +29,33 @@ struct PushRelayCommand: AsyncParsableCommand {
             }
         } catch {
             let isVerify = arguments.prefix(2).elementsEqual(["audit", "verify"])
-            if isVerify, !(error is ExitCode), exitCode(for: error) != .success {
+            let code = exitCode(for: error)
+            // An ExitCode was thrown after the command printed its own result (check-config's problems, verify's
+            // report); anything else has not been shown yet.
+            if arguments.contains("--json"), !(error is ExitCode), code != .success {
+                let status = isVerify ? 2 : code.rawValue
+                print(jsonError(message: message(for: error), status: status, usage: code == .validationFailure))
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(Int32(status))
+            }
+            if isVerify, !(error is ExitCode), code != .success {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
                 Foundation.exit(2)
             }
             exit(withError: error)
         }
+    }
+}
+
+extension PushRelayCommand {
+    /// `{"ok":false,"error":{"message":…,"status":1,"usage":false}}`: a failure as `--json` prints it.
+    static func jsonError(message: String, status: Int32, usage: Bool) -> String {
+        JSONValue.object([
+            "ok": .bool(false),
+            "error": .object([
+                "message": .string(message), "status": .int(Int64(status)), "usage": .bool(usage),
+            ]),
+        ]).encodedString()
     }
 }
 

@@ -67,12 +67,12 @@ import Testing
         )
         #expect(
             report.tableLines == [
-                "DAY\tPROVIDER\tDELIVERED\tTOKEN_INVALID\tREJECTED\tRATE_LIMITED\tFAILED\tACCEPTED\tTOTAL",
-                "2027-01-14\tapns\t0\t0\t4\t0\t0\t0\t4",
-                "2027-01-14\tfcm\t0\t2\t0\t3\t0\t0\t5",
-                "2027-01-15\tapns\t5\t0\t0\t0\t1\t0\t6",
-                "2027-01-15\texpo\t1\t0\t0\t0\t0\t7\t8",
-                "total\t\t6\t2\t4\t3\t1\t7\t23",
+                "DAY         PROVIDER  DELIVERED  TOKEN_INVALID  REJECTED  RATE_LIMITED  FAILED  ACCEPTED  TOTAL",
+                "2027-01-14  apns      0          0              4         0             0       0         4",
+                "2027-01-14  fcm       0          2              0         3             0       0         5",
+                "2027-01-15  apns      5          0              0         0             1       0         6",
+                "2027-01-15  expo      1          0              0         0             0       7         8",
+                "total                 6          2              4         3             1       7         23",
             ]
         )
         // As JSON it is the admin API's usage object, for the CLI's --json too: days ascending, then providers.

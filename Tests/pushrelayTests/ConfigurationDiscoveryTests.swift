@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RelayApplication
+import RelayCore
 import Testing
 
 @testable import pushrelay
@@ -107,5 +108,26 @@ import Testing
         #expect(CLIAudit.actor(named: "alice", environment: ["PUSHRELAY_ACTOR": "bob"]) == "cli:alice")
         #expect(CLIAudit.actor(named: nil, environment: ["PUSHRELAY_ACTOR": "bob"]) == "cli:bob")
         #expect(CLIAudit.actor(named: " ", environment: [:]) == "cli:\(CLIAudit.userName)")
+    }
+}
+
+@Suite struct CLIErrorTests {
+    @Test func jsonErrorsAreJSONWithTheirStatus() throws {
+        let text = PushRelayCommand.jsonError(message: "No tenant with the id or name 'x'.", status: 1, usage: false)
+        let object = try #require(JSONValue.decode(Array(text.utf8))?.objectValue)
+        #expect(object["ok"] == .bool(false))
+        #expect(object["error"]?["message"] == .string("No tenant with the id or name 'x'."))
+        #expect(object["error"]?["status"] == .int(1))
+        #expect(object["error"]?["usage"] == .bool(false))
+    }
+
+    @Test func aTenantUpdateWithNothingToChangeIsAUsageError() {
+        #expect(throws: (any Error).self) { try PushRelayCommand.parseAsRoot(["tenant", "update", "acme"]) }
+        #expect((try? PushRelayCommand.parseAsRoot(["tenant", "update", "acme", "--burst", "5"])) != nil)
+    }
+
+    @Test func listsAreAlignedColumns() {
+        let lines = TextTable.lines(["NAME", "ID"], [["a-long-name", "1"], ["b", "22"]])
+        #expect(lines == ["NAME         ID", "a-long-name  1", "b            22"])
     }
 }

@@ -1,9 +1,9 @@
 /// Columns aligned with spaces, for the command line's lists: a tab lines up only while every value is shorter than
 /// the terminal's tab width, which ids and names are not.
-enum TextTable {
+package enum TextTable {
     /// The header and the rows, each column as wide as its widest cell, separated by two spaces; the last column is
     /// not padded, so lines carry no trailing spaces.
-    static func lines(_ header: [String], _ rows: [[String]]) -> [String] {
+    package static func lines(_ header: [String], _ rows: [[String]]) -> [String] {
         let all = [header] + rows
         let columns = all.map(\.count).max() ?? 0
         let widths = (0..<columns).map { column in all.map { $0.count > column ? $0[column].count : 0 }.max() ?? 0 }
