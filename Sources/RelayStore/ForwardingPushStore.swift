@@ -74,5 +74,7 @@ extension ForwardingPushStore {
     package func renewJournalLeases(receiptIDs: [String], instance: String, until: Date) async throws -> Int {
         try await base.renewJournalLeases(receiptIDs: receiptIDs, instance: instance, until: until)
     }
-    package func journalStatistics() async throws -> JournalStatistics { try await base.journalStatistics() }
+    package func journalStatistics(tenantID: String?) async throws -> JournalStatistics {
+        try await base.journalStatistics(tenantID: tenantID)
+    }
 }

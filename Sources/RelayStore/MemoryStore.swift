@@ -169,9 +169,10 @@ package final class MemoryStore: PushStore {
         }
     }
 
-    package func journalStatistics() async throws -> JournalStatistics {
+    package func journalStatistics(tenantID: String?) async throws -> JournalStatistics {
         state.withLock { state in
-            JournalStatistics(entries: state.journal.count, oldest: state.journal.values.map(\.createdAt).min())
+            let entries = state.journal.values.filter { tenantID == nil || $0.tenantID == tenantID }
+            return JournalStatistics(entries: entries.count, oldest: entries.map(\.createdAt).min())
         }
     }
 

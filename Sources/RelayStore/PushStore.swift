@@ -98,11 +98,19 @@ package protocol PushStore: Sendable {
     /// Extends to `until` the leases `instance` still holds on the entries of `receiptIDs`; returns how many.
     @discardableResult
     func renewJournalLeases(receiptIDs: [String], instance: String, until: Date) async throws -> Int
-    /// How many entries the journal holds, and the oldest one's admission.
-    func journalStatistics() async throws -> JournalStatistics
+    /// How many entries the journal holds, and the oldest one's admission: all of them, or with `tenantID` only that
+    /// tenant's.
+    func journalStatistics(tenantID: String?) async throws -> JournalStatistics
 
     // MARK: Secrets
     /// A random 32-byte key made on first use and kept, for token fingerprints that stay stable across restarts and
     /// instances.
     func fingerprintKey() async throws -> [UInt8]
+}
+
+extension PushStore {
+    /// How many entries the whole journal holds, and the oldest one's admission.
+    package func journalStatistics() async throws -> JournalStatistics {
+        try await journalStatistics(tenantID: nil)
+    }
 }

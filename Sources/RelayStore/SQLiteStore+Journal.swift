@@ -75,10 +75,15 @@ extension SQLiteStore {
         }
     }
 
-    package func journalStatistics() async throws -> JournalStatistics {
+    package func journalStatistics(tenantID: String?) async throws -> JournalStatistics {
         try await writer.read { db in
             let row = try Row.fetchOne(
-                db, sql: "SELECT count(*) AS entries, min(created_at) AS oldest FROM delivery_journal")
+                db,
+                sql: """
+                    SELECT count(*) AS entries, min(created_at) AS oldest FROM delivery_journal
+                    WHERE ?1 IS NULL OR tenant_id = ?1
+                    """,
+                arguments: [tenantID])
             let entries: Int = try row?.decode(forColumn: "entries") ?? 0
             let oldest: Double? = try row?.decode(forColumn: "oldest")
             return JournalStatistics(entries: entries, oldest: oldest.map(Date.init(timeIntervalSince1970:)))

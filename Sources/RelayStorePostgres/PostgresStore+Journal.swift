@@ -97,10 +97,17 @@ extension PostgresStore {
         return renewed
     }
 
-    package func journalStatistics() async throws -> JournalStatistics {
-        guard
-            let row = try await rows("SELECT count(*) AS entries, min(created_at) AS oldest FROM delivery_journal")
-                .first?.makeRandomAccess()
+    package func journalStatistics(tenantID: String?) async throws -> JournalStatistics {
+        let query: PostgresQuery =
+            if let tenantID {
+                """
+                SELECT count(*) AS entries, min(created_at) AS oldest FROM delivery_journal
+                WHERE tenant_id = \(tenantID)
+                """
+            } else {
+                "SELECT count(*) AS entries, min(created_at) AS oldest FROM delivery_journal"
+            }
+        guard let row = try await rows(query).first?.makeRandomAccess()
         else { return JournalStatistics(entries: 0, oldest: nil) }
         return JournalStatistics(
             entries: try row.value("entries", as: Int.self), oldest: try row.dateIfPresent("oldest"))

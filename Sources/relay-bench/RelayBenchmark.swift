@@ -36,86 +36,68 @@ struct RelayBenchmark: AsyncParsableCommand {
     var generator = Generator.pool
     @Option(help: "The relay's upstream transport ([upstream] transport): nghttp2 or curl.")
     var relayTransport = HTTP2Backend.nghttp2
+    @Option(
+        help: ArgumentHelp(
+            "Milliseconds the simulated upstream takes to answer each request (a slow upstream).",
+            discussion: "With --wait-ms below it, every push is answered pending and goes through the delivery journal."
+        ))
+    var upstreamDelayMs = 0
+    @Option(help: "Plus a uniform random delay of up to this many milliseconds for each answer.")
+    var upstreamJitterMs = 0
+    @Option(help: "The relay's [receipts] wait_ms (default: the relay's own, 10000).")
+    var waitMs: Int?
 
     enum Generator: String, ExpressibleByArgument, CaseIterable {
         case pool, h2load
     }
 
     func run() async throws {
-        let executable =
-            pushrelay
-            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-                "pushrelay"
-            ).path
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw ValidationError(
-                "no pushrelay executable at \(executable); build it (swift build -c release --product pushrelay)")
-        }
+        let executable = try BenchRelay.executable(pushrelay)
         guard let kind = Provider(rawValue: provider) else { throw ValidationError("--provider: apns, fcm or expo") }
         guard audit == "on" || audit == "off" else { throw ValidationError("--audit: on or off") }
+        guard upstreamDelayMs >= 0, upstreamJitterMs >= 0 else {
+            throw ValidationError("--upstream-delay-ms and --upstream-jitter-ms: 0 or more")
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "relay-bench-\(UUID().uuidString.prefix(8))"
         ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
-        // The upstream: the simulator, answering at once, recording nothing.
+        // The upstream: the simulator, answering at once (or after --upstream-delay-ms), recording nothing.
         let credentials = try SimulatorCredentials()
         var simulatorConfiguration = credentials.simulatorConfiguration()
         simulatorConfiguration.recordsRequests = false
         simulatorConfiguration.server.maxConcurrentStreams = 1000
+        simulatorConfiguration.latency = .milliseconds(upstreamDelayMs)
+        simulatorConfiguration.latencyJitter = .milliseconds(upstreamJitterMs)
         let simulator = try await ProviderSimulator.start(configuration: simulatorConfiguration)
-        let files = try credentials.write(to: directory, tokenURI: simulator.fcmTokenURI)
 
         // The relay: TLS with HTTP/2, SQLite, limits out of the way.
-        let identity = try HTTP2TestIdentity.generate()
-        let leaf = try identity.issueServerCertificate(host: "127.0.0.1")
-        let caFile = try identity.write(to: directory + "/relay-ca")
-        try leaf.certificatePEM.write(toFile: directory + "/relay.pem", atomically: true, encoding: .utf8)
-        try leaf.privateKeyPEM.write(toFile: directory + "/relay-key.pem", atomically: true, encoding: .utf8)
-        let port = try Self.freePort()
-        let config = """
-            [server]
-            listen = "127.0.0.1:\(port)"
-            tls_cert_file = "relay.pem"
-            tls_key_file = "relay-key.pem"
-            [store]
-            url = "\(store)"
-            [limits]
-            rate_per_second = 1000000
-            burst = 1000000
-            daily_quota = 1000000000
-            per_device_per_minute = 1000000
-            [logging]
-            level = "warning"
-            [audit]
-            enabled = \(audit == "on")
-            instance = "bench"
+        let bench = try BenchRelay(executable: executable, directory: directory)
+        try bench.configure(
+            sections: """
+                [store]
+                url = "\(store)"
+                [limits]
+                rate_per_second = 1000000
+                burst = 1000000
+                daily_quota = 1000000000
+                per_device_per_minute = 1000000
+                [audit]
+                enabled = \(audit == "on")
+                instance = "bench"
+                \(waitMs.map { "[receipts]\nwait_ms = \($0)" } ?? "")
+                """,
+            simulator: simulator, credentials: credentials, transport: relayTransport.rawValue
+        )
+        let key = try bench.createTenant("bench")
+        let relay = try await bench.start()
+        defer { relay.kill(SIGKILL) }
 
-            """
-            + credentials.relayConfiguration(
-                caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL,
-                transport: relayTransport.rawValue
-            )
-        let configPath = directory + "/relay.conf"
-        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-        _ = try Self.runTool(
-            executable, ["tenant", "create", "bench", "--allow-critical-alerts", "--config", configPath])
-        let issued = try Self.runTool(
-            executable, ["key", "issue", "--tenant", "bench", "--json", "--config", configPath])
-        guard let key = JSONValue.decode(Array(issued.utf8))?.objectValue?["key"]?.stringValue else {
-            throw ValidationError("could not issue a key: \(issued)")
-        }
-
-        let relay = Process()
-        relay.executableURL = URL(fileURLWithPath: executable)
-        relay.arguments = ["serve", "--config", configPath]
-        try relay.run()
-        defer { if relay.isRunning { relay.terminate() } }
-
-        let url = "https://127.0.0.1:\(port)"
-        // 100 streams per connection: the relay's HTTP/2 listener allows 100 (RelayHTTP2Settings).
-        let pool = try HTTP2Pool(configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: caFile))
+        let url = bench.url
+        // 100 streams per connection (the listener's limit): as many connections as the concurrency needs, at least 2.
+        let pool = try bench.client(connections: max(2, (concurrency + 99) / 100))
         try await Self.waitUntilReady(pool, url: url)
 
         @Sendable func token(_ index: Int) -> String {
@@ -145,7 +127,7 @@ struct RelayBenchmark: AsyncParsableCommand {
         // Warm-up: connections, JWT, OAuth token.
         _ = await Self.drive(total: 200, concurrency: 20) { number in try await pool.send(request([token(number)])) }
 
-        let cpu0 = Self.cpuSeconds(pid: relay.processIdentifier)
+        let cpu0 = Self.cpuSeconds(pid: relay.pid)
         let single =
             switch generator {
             case .h2load:
@@ -158,11 +140,11 @@ struct RelayBenchmark: AsyncParsableCommand {
                     try await pool.send(request([token(number)]))
                 }
             }
-        let cpu1 = Self.cpuSeconds(pid: relay.processIdentifier)
+        let cpu1 = Self.cpuSeconds(pid: relay.pid)
         let batched = await Self.drive(total: batches, concurrency: max(1, concurrency / 10)) { number in
             try await pool.send(request((0..<100).map { token(number * 100 + $0) }))
         }
-        let cpu2 = Self.cpuSeconds(pid: relay.processIdentifier)
+        let cpu2 = Self.cpuSeconds(pid: relay.pid)
         let paced =
             switch generator {
             case .h2load:
@@ -176,8 +158,8 @@ struct RelayBenchmark: AsyncParsableCommand {
                     try await pool.send(request([token(number)]))
                 }
             }
-        let cpu3 = Self.cpuSeconds(pid: relay.processIdentifier)
-        let rss = Self.peakResidentMegabytes(pid: relay.processIdentifier)
+        let cpu3 = Self.cpuSeconds(pid: relay.pid)
+        let rss = Self.peakResidentMegabytes(pid: relay.pid)
         // The reference for "added by the relay": the same load generator sends one-notification requests at the same
         // rate straight to the simulator (its Expo endpoint: one HTTP/2 round trip, no credentials), with the relay
         // idle.
@@ -205,8 +187,8 @@ struct RelayBenchmark: AsyncParsableCommand {
             await direct.shutdown()
         }
         await pool.shutdown()
-        relay.terminate()
-        relay.waitUntilExit()
+        relay.kill(SIGTERM)
+        _ = await relay.exitStatus()
         try await simulator.shutdown()
 
         let report: [String: Any] = [
@@ -215,6 +197,8 @@ struct RelayBenchmark: AsyncParsableCommand {
             "store": store.hasPrefix("postgres") ? "postgres" : "sqlite",
             "generator": generator.rawValue,
             "relay_transport": relayTransport.rawValue,
+            "upstream_delay_ms": upstreamDelayMs, "upstream_jitter_ms": upstreamJitterMs,
+            "wait_ms": waitMs ?? 10_000,
             "single_requests": requests, "single_failed": single.failed,
             "single_requests_per_second": TransportBenchmark.rounded(Double(single.succeeded) / single.seconds, 1),
             "single_p50_ms": TransportBenchmark.rounded(single.percentile(0.5), 3),
@@ -358,40 +342,6 @@ struct RelayBenchmark: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw ValidationError("the relay did not become ready")
-    }
-
-    static func runTool(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ValidationError("pushrelay \(arguments.joined(separator: " ")) failed")
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// A port nobody listens on now.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ValidationError("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw ValidationError("could not find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// User plus system CPU seconds of a process, from /proc.

@@ -210,6 +210,26 @@ struct ProviderSimulatorEndToEndTests {
         try await harness.close()
     }
 
+    @Test func aResumedPushIsRetriedOnlyUntilTheDeadlineItWasAdmittedWith() async throws {
+        let harness = try await Harness()
+        // Always 500: retried until its deadline. Resumed from the journal, a push carries the deadline it was
+        // admitted with; past it, one attempt is all it gets.
+        var push = try pushes(Self.plain, tokens: [ProviderTestTokens.apns("0500")], provider: .apns)[0]
+        push.sendDeadline = harness.clock.now.addingTimeInterval(-1)
+        let late = await harness.apns.send(push)
+        #expect(late.outcome.shortDescription == "unavailable")
+        #expect(late.attempts == 1)
+        // With 20 s of its 300 s window left, its retries end 20 s after this send.
+        push.sendDeadline = harness.clock.now.addingTimeInterval(20)
+        let resumed = await harness.apns.send(push)
+        #expect(resumed.outcome.shortDescription == "unavailable")
+        #expect(resumed.latency == .seconds(20))
+        // A push without one (a new push) gets the whole window from its send.
+        push.sendDeadline = nil
+        #expect(await harness.apns.send(push).latency == RetryPolicy.defaultWindow)
+        try await harness.close()
+    }
+
     @Test func retryAfterFromTheUpstreamIsHonoured() async throws {
         let harness = try await Harness()
         let report = await harness.apns.send(

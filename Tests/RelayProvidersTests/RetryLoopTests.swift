@@ -83,7 +83,7 @@ import Testing
         let reports = await retries.run(
             terms: terms, renewableCredential: renewableCredential, gate: gate, environment: environment
         ) { pending, instructions in
-            attempts.append((pending, instructions))
+            attempts.append((Array(pending), instructions))
             return pending.map { message in
                 let verdict = verdict(message, instructions.number)
                 return AttemptResult(verdict: verdict, status: Self.status(verdict))

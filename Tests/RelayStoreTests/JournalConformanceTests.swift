@@ -8,6 +8,7 @@ import Testing
 struct JournalConformanceTests {
     static func entry(
         _ receiptID: String,
+        tenantID: String = "tenant-a",
         createdAt: Date = Fixture.t0,
         attempts: Int = 1,
         holder: String = "relay-a",
@@ -15,7 +16,7 @@ struct JournalConformanceTests {
         sealed: [UInt8] = [1, 2, 3]
     ) -> JournalEntry {
         JournalEntry(
-            receiptID: receiptID, tenantID: "tenant-a", createdAt: createdAt, deadline: Fixture.date(300),
+            receiptID: receiptID, tenantID: tenantID, createdAt: createdAt, deadline: Fixture.date(300),
             attempts: attempts, claimedBy: holder, leaseUntil: leaseUntil, sealed: sealed
         )
     }
@@ -63,6 +64,27 @@ struct JournalConformanceTests {
             // No receipt at all.
             try await store.commit(StoreBatch(journal: [Self.entry("no-receipt")]))
             #expect(try await store.journalStatistics().entries == 1)
+        }
+    }
+
+    @Test(arguments: StoreKind.all)
+    func aTenantsShareOfTheJournalIsCountedApart(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await Self.journal(
+                [
+                    Self.entry("a"), Self.entry("b", createdAt: Fixture.date(5)),
+                    Self.entry("c", tenantID: "tenant-b", createdAt: Fixture.date(9)),
+                ],
+                in: store)
+            #expect(try await store.journalStatistics() == JournalStatistics(entries: 3, oldest: Fixture.t0))
+            #expect(
+                try await store.journalStatistics(tenantID: "tenant-a")
+                    == JournalStatistics(entries: 2, oldest: Fixture.t0))
+            #expect(
+                try await store.journalStatistics(tenantID: "tenant-b")
+                    == JournalStatistics(entries: 1, oldest: Fixture.date(9)))
+            #expect(
+                try await store.journalStatistics(tenantID: "tenant-c") == JournalStatistics(entries: 0, oldest: nil))
         }
     }
 

@@ -20,11 +20,13 @@ import Synchronization
 /// Alone on its store, the relay is the only writer of usage, so the store's count when the day was seeded plus what
 /// was admitted since is the day's count, without a round trip per request. Two relays on one SQLite file would each
 /// count alone: several relays need PostgreSQL. The store has a notification once its outcome (or its refusal) is
-/// committed, so it lacks what never got there: notifications on their way when a relay is killed (a graceful stop
-/// commits everything) and those of a failed commit, which the quota gives back after a restart; at most what was in
-/// flight. Usage counts a notification on the day its outcome is committed, the quota on the day it is admitted: one
-/// admitted just before midnight and concluded after it also counts in the next day's usage, which only makes a
-/// count read that day higher. The token bucket (rate and burst) is not kept: a restart starts it full.
+/// committed, or while it is in the delivery journal (answered pending, or accepted asynchronously: a restarted relay
+/// resumes it, ``PushStore/quotaUsed(tenantID:on:)`` counts it), so it lacks only what never got there: notifications
+/// of requests not yet answered when a relay is killed (a graceful stop commits everything) and those of a failed
+/// commit, which the quota gives back after a restart; at most what was in flight. Usage counts a notification on the
+/// day its outcome is committed, the quota on the day it is admitted: one admitted just before midnight and concluded
+/// after it also counts in the next day's usage, which only makes a count read that day higher. The token bucket (rate
+/// and burst) is not kept: a restart starts it full.
 ///
 /// ### Implementation
 /// Decisions are made under a mutex by the pure limiters; a lease or the day's count is asked for outside it, and

@@ -69,8 +69,11 @@ extension Relay {
                 Self.concludeUnreadable(entry, reason: "\(error)", at: date, into: &unreadable)
                 continue
             }
+            // Its retries end at the deadline it was admitted with, however often it is resumed.
+            var push = payload.push
+            push.sendDeadline = entry.deadline
             var item = DeliveryJob.Item(
-                index: 0, push: payload.push, record: payload.record, deadline: entry.deadline,
+                index: 0, push: push, record: payload.record, deadline: entry.deadline,
                 earlierAttempts: entry.attempts)
             switch Resumption.decide(
                 attempts: entry.attempts, deadline: entry.deadline, provider: payload.push.provider, now: date)

@@ -103,6 +103,11 @@ package struct CircuitBreaker: Sendable, Equatable {
         }
     }
 
+    /// Whether the circuit is closed with no failure counted: then a request goes (``requestReady(now:)`` returns
+    /// ``Action/send`` and changes nothing), and an answer or a neutral end (not a probe's) changes nothing either.
+    /// Its owner may take that path without its lock while this holds (the healthy upstream's path).
+    package var isQuiet: Bool { state == .closed(failures: 0) }
+
     /// A request wants to go: send it, send it as the probe, or hold it.
     package mutating func requestReady(now: ContinuousClock.Instant) -> [Action] {
         switch state {

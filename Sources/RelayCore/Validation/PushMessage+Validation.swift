@@ -164,6 +164,10 @@ package struct ResolvedPush: Sendable, Equatable {
     /// The `apns-id` of this push, fixed when the relay admits it, so that every send of it, a resend after a restart
     /// included, carries the same id; `nil` lets the APNs sender make one.
     package var apnsID: UUID?
+    /// When the relay stops trying to send it, fixed when it was admitted; `nil` counts its deadline from the start
+    /// of this send (``RetryPolicy/deadline(start:ttl:expiration:date:)``). Set for a push resumed from the delivery
+    /// journal, so that a relay that restarts, or takes over another's journal, does not give it a new retry window.
+    package var sendDeadline: Date?
 
     fileprivate init(message: PushMessage, token: String, provider: Provider) {
         self.message = message

@@ -108,7 +108,7 @@ package final class RetryLoop: Sendable {
         renewableCredential: Bool,
         gate: UpstreamGate,
         environment: SenderEnvironment,
-        attempt: (_ pending: [Int], _ instructions: AttemptInstructions) async -> [AttemptResult]
+        attempt: (_ pending: PendingIndices, _ instructions: AttemptInstructions) async -> [AttemptResult]
     ) async -> [DeliveryReport] {
         // Only what must outlive a suspension lives here; each attempt is judged by the synchronous `judge`, whose
         // temporaries stay on the thread's stack instead of growing every send's async frame.
@@ -131,7 +131,7 @@ package final class RetryLoop: Sendable {
             }
             state.next()
         }
-        return state.reports
+        return state.finalReports
     }
 
     /// Waits until the pending messages may go, reporting those whose deadline passes meanwhile.
@@ -179,13 +179,20 @@ package final class RetryLoop: Sendable {
     }
 
     /// The loop's state between attempts.
+    ///
+    /// A push to APNs or FCM is a send of one message, so this state lives as long as the push is in flight, for
+    /// each of the thousands in flight at once: what a send of one message does not need is not allocated (the
+    /// reports when the first is known, the fallbacks when a message is retried, the pending indices while they are
+    /// all of them). `relay-bench relay`, batched phase: with these allocated up front the relay's peak RSS was about
+    /// 5 MB higher at 20,000 pushes in flight.
     struct State {
         let started: ContinuousClock.Instant
         let renewableCredential: Bool
         let terms: [Terms]
-        var reports: [DeliveryReport]
+        /// Each message's report, in order; empty until the first is known.
+        private var reports: [DeliveryReport] = []
         /// The messages the next attempt sends, in increasing order.
-        var pending: [Int]
+        var pending: PendingIndices
         var instructions = AttemptInstructions(number: 1, freshConnection: false, renewCredential: false)
         /// Whether the credential was renewed in this send.
         var renewed = false
@@ -196,7 +203,7 @@ package final class RetryLoop: Sendable {
         /// Whether the attempt went as the circuit's probe.
         var probe = false
         /// Each message's fallback: the outcome it reports if it gets no further attempt, and the result behind it.
-        var fallbacks: [(otherwise: DeliveryOutcome, result: AttemptResult)?]
+        var fallbacks: [Int: (otherwise: DeliveryOutcome, result: AttemptResult)] = [:]
         /// The messages that go again.
         var waiting: [Int] = []
         /// Why each message of `waiting` goes again, for the retries metric.
@@ -207,9 +214,12 @@ package final class RetryLoop: Sendable {
             self.started = started
             self.terms = terms
             self.renewableCredential = renewableCredential
-            self.reports = Array(repeating: RetryLoop.notSent, count: terms.count)
-            self.fallbacks = Array(repeating: nil, count: terms.count)
-            self.pending = Array(terms.indices)
+            self.pending = PendingIndices(all: terms.count)
+        }
+
+        /// Every message's report, in order.
+        var finalReports: [DeliveryReport] {
+            reports.isEmpty ? Array(repeating: RetryLoop.notSent, count: terms.count) : reports
         }
 
         /// The earliest deadline among the pending messages; `nil` when none is pending.
@@ -224,6 +234,7 @@ package final class RetryLoop: Sendable {
             attempts: Int,
             now: ContinuousClock.Instant
         ) {
+            if reports.isEmpty { reports = Array(repeating: RetryLoop.notSent, count: terms.count) }
             reports[index] = DeliveryReport(
                 outcome: outcome,
                 attempts: attempts,
@@ -245,11 +256,10 @@ package final class RetryLoop: Sendable {
 
         /// Reports every pending message whose deadline has passed.
         mutating func expire(now: ContinuousClock.Instant) {
-            let deadlines = terms.map(\.deadline)
-            let expired = pending.filter { deadlines[$0] <= now }
+            let expired = pending.filter { terms[$0].deadline <= now }
             guard !expired.isEmpty else { return }
             for index in expired { reportFallback(index, now: now, neverSent: RetryLoop.heldUntilDeadline) }
-            pending.removeAll { deadlines[$0] <= now }
+            pending = PendingIndices(pending.filter { terms[$0].deadline > now })
         }
 
         /// A wait was cancelled: every message still to go reports its fallback.
@@ -258,18 +268,18 @@ package final class RetryLoop: Sendable {
             if !waiting.isEmpty {
                 // Cancelled during the back-off: the messages that were to go again.
                 instructions = following
-                pending = waiting.sorted()
+                pending = PendingIndices(waiting.sorted())
                 waiting = []
             }
             for index in pending { reportFallback(index, now: now, neverSent: cancelled) }
-            pending = []
+            pending = PendingIndices([])
         }
 
         /// Moves on to the attempt that `judge` decided.
         mutating func next() {
             renewed = renewed || following.renewCredential
             instructions = following
-            pending = waiting.sorted()
+            pending = PendingIndices(waiting.sorted())
             waiting = []
             retries = []
             held = false
@@ -362,4 +372,42 @@ struct AttemptInstructions: Sendable, Equatable {
     var freshConnection: Bool
     /// The upstream refused the credential as expired: renew it first.
     var renewCredential: Bool
+}
+
+/// The indices of the messages an attempt sends, in increasing order: all of a send's messages (the first attempt,
+/// and every attempt of a send of one message) without an array, or those listed.
+struct PendingIndices: RandomAccessCollection, Sendable, Equatable {
+    private enum Storage: Sendable, Equatable {
+        /// `0..<count`.
+        case all(Int)
+        case listed([Int])
+    }
+
+    private var storage: Storage
+
+    /// Every index below `count`.
+    init(all count: Int) {
+        storage = .all(count)
+    }
+
+    /// The indices given, in increasing order.
+    init(_ indices: [Int]) {
+        storage = .listed(indices)
+    }
+
+    var startIndex: Int { 0 }
+
+    var endIndex: Int {
+        switch storage {
+        case .all(let count): count
+        case .listed(let indices): indices.count
+        }
+    }
+
+    subscript(position: Int) -> Int {
+        switch storage {
+        case .all: position
+        case .listed(let indices): indices[position]
+        }
+    }
 }

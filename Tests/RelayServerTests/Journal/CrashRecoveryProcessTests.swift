@@ -5,7 +5,6 @@ import NIOCore
 import RelayCore
 import RelaySimulator
 import RelayStore
-import Synchronization
 import Testing
 
 @testable import RelayApplication
@@ -24,7 +23,7 @@ struct CrashRecoveryProcessTests {
 
     @Test func everyPendingPushIsFinalAfterKillNineAndARestart() async throws {
         let executable = try #require(
-            RelayProcess.executable, "pushrelay is built with the tests (swift build --build-tests)")
+            RelayProcess.executableBesideThisOne, "pushrelay is built with the tests (swift build --build-tests)")
         let folder = try ConfigurationFolder()
         defer { folder.remove() }
         let credentials = try SimulatorCredentials()
@@ -174,104 +173,5 @@ struct CrashRecoveryProcessTests {
             level = "info"
 
             """
-    }
-}
-
-/// A `pushrelay serve` process, its log read line by line.
-final class RelayProcess: Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
-    }
-
-    /// The `pushrelay` this test run built: beside the test bundle, in the build folder.
-    static var executable: String? {
-        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let candidate = testBinary.deletingLastPathComponent().appendingPathComponent("pushrelay").path
-        return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
-    }
-
-    /// A port on loopback that nothing listens on now.
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Failure("no socket") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-            }
-        }
-        guard bound else { throw Failure("cannot bind a loopback port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private let process: Process
-    private let lines: AsyncStream<String>
-    private let exited: AsyncStream<Int32>
-
-    init(executable: String, config: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["serve", "--config", config]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHRELAY_") }
-        environment["PUSHRELAY_LOGGING_FORMAT"] = "text"
-        process.environment = environment
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        let (lines, lineContinuation) = AsyncStream.makeStream(of: String.self)
-        let buffer = Mutex<[UInt8]>([])
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                lineContinuation.finish()
-                return
-            }
-            let complete = buffer.withLock { buffer -> [String] in
-                buffer += data
-                var found: [String] = []
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    found.append(String(decoding: buffer[..<newline], as: UTF8.self))
-                    buffer.removeSubrange(...newline)
-                }
-                return found
-            }
-            for line in complete { lineContinuation.yield(line) }
-        }
-        let (exited, exitContinuation) = AsyncStream.makeStream(of: Int32.self)
-        process.terminationHandler = { finished in
-            exitContinuation.yield(finished.terminationStatus)
-            exitContinuation.finish()
-        }
-        try process.run()
-        self.process = process
-        self.lines = lines
-        self.exited = exited
-    }
-
-    /// Returns once the log says the listener is bound; throws with the log when the process ends first.
-    func waitUntilListening() async throws {
-        var seen: [String] = []
-        for await line in lines {
-            if line.contains("PushRelay started") { return }
-            seen.append(line)
-        }
-        throw Failure("pushrelay serve ended before listening:\n" + seen.joined(separator: "\n"))
-    }
-
-    func kill(_ signal: Int32) {
-        if process.isRunning { Glibc.kill(process.processIdentifier, signal) }
-    }
-
-    /// The exit status, or the signal that ended the process.
-    func exitStatus() async -> Int32 {
-        for await status in exited { return status }
-        return process.terminationStatus
     }
 }

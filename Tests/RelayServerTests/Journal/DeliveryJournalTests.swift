@@ -134,6 +134,13 @@ struct DeliveryJournalTests {
         let firstSend = try #require(first.senders[.apns]?.sent.first { $0.message.ttl == nil })
         #expect(resent.first { $0.token == Self.apnsToken }?.apnsID == firstSend.apnsID)
         #expect(idle.senders[.apns]?.sent.isEmpty == true)
+        // Each is retried only until the deadline it was admitted with (the resume window, 300 s, from its
+        // admission), not for a new window from its resend.
+        for push in resent {
+            let receipt = try #require(receipts.first { $0.id == push.apnsID?.uuidString.lowercased() })
+            let deadline = try #require(push.sendDeadline, "a resumed push keeps the deadline it was admitted with")
+            #expect(abs(deadline.timeIntervalSince(receipt.createdAt) - 300) < 1)
+        }
         // Each ends with one audit record that says it was resumed, on the resuming relay's chain.
         let records = try await base.auditRecords(chain: "relay-1", after: 0, limit: 100).map(\.record)
         #expect(records.count == 3)
@@ -143,6 +150,48 @@ struct DeliveryJournalTests {
         #expect(records.contains { $0.detail?.contains("journaled before its first send") == true })
         // Nothing is left to claim.
         #expect(try await second.relay.resumeJournal(includingOwn: true).claimed == 0)
+    }
+
+    /// After a crash, the daily quota counts what the journal still holds: those notifications have no outcome yet,
+    /// so no usage, but they were admitted, and the restarted relay is sending them.
+    @Test func notificationsInTheJournalCountAgainstTheDailyQuotaAfterARestart() async throws {
+        let base = MemoryStore()
+        try await base.migrate()
+        let key = JournalKey.random()
+        let limits = RateLimits(ratePerSecond: 100, burst: 10, dailyQuota: 3, perDevicePerMinute: 30)
+        let tenant = try await TestRelay.addTenant(to: base, name: "acme", limits: limits)
+        // Two notifications answered pending (journaled); then the relay dies.
+        let first = try await JournalRelay(on: base, journalKey: key, tenant: tenant)
+        try await first.running {
+            let result = try await first.push([Self.apns(), Self.apns(Self.otherAPNsToken)])
+            #expect(result.tickets.allSatisfy { $0.state == .pending })
+            first.store.kill()
+            first.senders[.apns]?.release()
+        }
+        #expect(try await base.journalStatistics(tenantID: tenant.0.id).entries == 2)
+        #expect(try await base.journalStatistics(tenantID: "another-tenant").entries == 0)
+        #expect(try await base.quotaUsed(tenantID: tenant.0.id, on: Date()) == 2)
+
+        // The next start resumes both (its sender holds them: still in flight, no usage yet); of a quota of 3, one
+        // more notification fits, a second does not.
+        let second = try await JournalRelay(on: base, journalKey: key, tenant: tenant)
+        #expect(try await second.relay.resumeJournal(includingOwn: true).sent == 2)
+        try await second.running {
+            await second.senders[.apns]?.waitForArrivals(2)
+            #expect(try await second.push([Self.apns()]).tickets.count == 1)
+            do {
+                _ = try await second.push([Self.apns()])
+                Issue.record("a fourth notification was admitted with a daily quota of 3")
+            } catch let refusal as RequestRefusal {
+                guard case .rateLimited(_, let dailyQuota, _) = refusal else {
+                    Issue.record("refused otherwise: \(refusal)")
+                    return
+                }
+                #expect(dailyQuota)
+            }
+            second.senders[.apns]?.release()
+        }
+        #expect(try await base.journalStatistics().entries == 0)
     }
 
     @Test func shutdownJournalsWhatTheDrainLeftAndAnotherInstanceTakesItAtOnce() async throws {

@@ -192,7 +192,9 @@ final class DyingStore: PushStore {
         try alive()
         return try await base.renewJournalLeases(receiptIDs: receiptIDs, instance: instance, until: until)
     }
-    func journalStatistics() async throws -> JournalStatistics { try await base.journalStatistics() }
+    func journalStatistics(tenantID: String?) async throws -> JournalStatistics {
+        try await base.journalStatistics(tenantID: tenantID)
+    }
 }
 
 /// A relay over a store of the test's, with holding senders, one tenant and its key.
