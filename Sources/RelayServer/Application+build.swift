@@ -37,7 +37,9 @@ package struct RelayApplicationParts: Sendable {
         http2: RelayHTTP2Settings = RelayHTTP2Settings(),
         metrics: (@Sendable () async -> String)? = nil,
         services: [any Service] = [],
-        logger: Logger = Logger(label: "pushrelay"),
+        // Silent unless given: `serve` and `demo` pass theirs, and tests that build an application without one would
+        // otherwise print an access line per request (at `info`) to the test output.
+        logger: Logger = Logger(label: "pushrelay", factory: { _ in SwiftLogNoOpLogHandler() }),
         onServerRunning: @escaping @Sendable (Int?) async -> Void = { _ in },
         shutdownAnnouncer: (any Service)? = nil,
         certificates: TLSCertificates? = nil
