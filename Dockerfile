@@ -1,13 +1,15 @@
 # PushRelay container image.
 #
 #   docker build -t pushrelay .
-#   docker run -p 8080:8080 \
+#   docker run -p 8080:8080 --stop-timeout 60 \
 #     -v ./relay.conf:/etc/pushrelay/relay.conf:ro \
 #     -v pushrelay-data:/var/lib/pushrelay \
 #     pushrelay
 #
-# Files named in relay.conf (APNs key, FCM service account, Expo token file) must be mounted too; relative paths
-# resolve against /etc/pushrelay.
+# The image's own configuration is container/relay.conf at /etc/pushrelay/relay.conf (no ENV overrides, so a mounted
+# file's values win). Files named in relay.conf (APNs key, FCM service account, Expo token file, TLS files) must be
+# mounted too, readable by UID/GID 10001; relative paths resolve against /etc/pushrelay. The stop timeout must exceed
+# [server] drain_seconds plus the listener's 30 s for HTTP/2 connections (Docs/operators.md: Container).
 
 # ---- Build stage ------------------------------------------------------------------------------------------------
 # Package.swift declares swift-tools-version 6.2, so the toolchain must be 6.2 or newer.
@@ -45,8 +47,7 @@ FROM debian:bookworm-slim
 
 # libnghttp2-14 and libssl3 are the HTTP/2 client, libcurl4 (8, from bookworm-backports as in the build stage) the
 # proxy-capable one; libsqlite3-0 the store, zlib1g inflates gzipped bodies, libjemalloc2 is the allocator;
-# ca-certificates verifies APNs, FCM and Expo; curl is for the HEALTHCHECK only (from backports too: it must match
-# libcurl4's version).
+# ca-certificates verifies APNs, FCM and Expo. The HEALTHCHECK is `pushrelay healthcheck`, which needs no curl.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && mirror="$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources | head -n 1)" \
     && printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
@@ -55,18 +56,20 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update \
     && apt-get install -y --no-install-recommends libnghttp2-14 libssl3 libsqlite3-0 zlib1g libjemalloc2 \
        ca-certificates \
-    && apt-get install -y --no-install-recommends -t bookworm-backports libcurl4 curl \
+    && apt-get install -y --no-install-recommends -t bookworm-backports libcurl4 \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 
-RUN useradd --system --user-group --home-dir /var/lib/pushrelay --shell /usr/sbin/nologin pushrelay \
+# A fixed UID and GID (10001), so that secrets mounted from the host can be owned by it (chown 10001:10001, mode 0600).
+RUN groupadd --system --gid 10001 pushrelay \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/pushrelay --shell /usr/sbin/nologin pushrelay \
     && install -d -o pushrelay -g pushrelay -m 0750 /var/lib/pushrelay \
     && install -d -m 0755 /etc/pushrelay
 
 COPY --from=build /out/pushrelay /usr/local/bin/pushrelay
-
-# A relative sqlite path would resolve next to the config file in /etc/pushrelay (read-only); keep data here.
-ENV PUSHRELAY_STORE_URL=sqlite:///var/lib/pushrelay/pushrelay.db
+# The defaults of the image: the store in the data volume, a fixed audit chain. No ENV overrides: a variable would win
+# over the file an operator mounts here.
+COPY container/relay.conf /etc/pushrelay/relay.conf
 
 # Mount the configuration at /etc/pushrelay/relay.conf (see the docker run line above).
 VOLUME ["/var/lib/pushrelay"]
@@ -75,9 +78,14 @@ USER pushrelay
 
 EXPOSE 8080
 
-# Assumes the default listen address (port 8080).
-HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-    CMD curl -fsS http://127.0.0.1:8080/healthz >/dev/null || exit 1
+# Reads the listen address and TLS settings from the same configuration as serve (/etc/pushrelay/relay.conf, or
+# $PUSHRELAY_CONFIG), so it follows a changed port or TLS.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=15s --retries=3 \
+    CMD ["pushrelay", "healthcheck", "--timeout", "5"]
+
+# SIGTERM drains (Docs/operators.md): give it more than Docker's default 10 s, e.g. `docker run --stop-timeout 60`
+# or compose's `stop_grace_period: 60s` (drain_seconds 20 + up to 30 s for HTTP/2 connections + margin).
+STOPSIGNAL SIGTERM
 
 ENTRYPOINT ["pushrelay"]
-CMD ["serve", "--config", "/etc/pushrelay/relay.conf"]
+CMD ["serve"]

@@ -165,6 +165,13 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // SIGHUP: `serve` reloads the listener's certificate.
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                // `pushrelay healthcheck`: one HTTP/1.1 request, over TLS when the relay serves TLS.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings,
             linkerSettings: jemalloc
@@ -236,6 +243,9 @@ let package = Package(
             name: "pushrelayTests",
             dependencies: [
                 "pushrelay", "RelayApplication", "RelayServer", "RelayCore", "RelayStore",
+                // A test CA and certificate for `healthcheck` over TLS, served by the relay's own listener.
+                "RelaySimulator",
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

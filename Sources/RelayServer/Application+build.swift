@@ -24,6 +24,10 @@ package struct RelayApplicationParts: Sendable {
     package var logger: Logger
     /// Called once the listener is bound, with its port (useful with port 0).
     package var onServerRunning: @Sendable (Int?) async -> Void
+    /// A service told first of a graceful shutdown, just after the listener (it is listed last): `serve` logs there.
+    package var shutdownAnnouncer: (any Service)?
+    /// The listener's certificates when the caller reloads them (`serve` on SIGHUP); else made from ``tls``.
+    package var certificates: TLSCertificates?
 
     package init(
         relay: Relay,
@@ -33,8 +37,12 @@ package struct RelayApplicationParts: Sendable {
         http2: RelayHTTP2Settings = RelayHTTP2Settings(),
         metrics: (@Sendable () async -> String)? = nil,
         services: [any Service] = [],
-        logger: Logger = Logger(label: "pushrelay"),
-        onServerRunning: @escaping @Sendable (Int?) async -> Void = { _ in }
+        // Silent unless given: `serve` and `demo` pass theirs, and tests that build an application without one would
+        // otherwise print an access line per request (at `info`) to the test output.
+        logger: Logger = Logger(label: "pushrelay", factory: { _ in SwiftLogNoOpLogHandler() }),
+        onServerRunning: @escaping @Sendable (Int?) async -> Void = { _ in },
+        shutdownAnnouncer: (any Service)? = nil,
+        certificates: TLSCertificates? = nil
     ) {
         self.relay = relay
         self.host = host
@@ -45,6 +53,8 @@ package struct RelayApplicationParts: Sendable {
         self.services = services
         self.logger = logger
         self.onServerRunning = onServerRunning
+        self.shutdownAnnouncer = shutdownAnnouncer
+        self.certificates = certificates
     }
 }
 
@@ -82,15 +92,12 @@ package struct RelayResponderBuilder: HTTPResponderBuilder {
 package func buildApplication(_ parts: RelayApplicationParts) throws -> some ApplicationProtocol {
     let server: HTTPServerBuilder
     if let tls = parts.tls {
-        let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChain.utf8)).map {
-            NIOSSLCertificateSource.certificate($0)
-        }
-        let key = try NIOSSLPrivateKey(bytes: Array(tls.privateKey.utf8), format: .pem)
-        let configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: chain, privateKey: .privateKey(key))
+        let certificates =
+            try parts.certificates
+            ?? TLSCertificates(certificateChain: tls.certificateChain, privateKey: tls.privateKey)
         let settings = parts.http2
         server = HTTPServerBuilder { responder in
-            try RelayTLSChannel(responder: responder, tls: configuration, settings: settings)
+            RelayTLSChannel(responder: responder, certificates: certificates, settings: settings)
         }
     } else {
         server = .http1()
@@ -102,7 +109,8 @@ package func buildApplication(_ parts: RelayApplicationParts) throws -> some App
         // Start order; shutdown runs in reverse after the listener stops: the delivery queue drains first, then the
         // other services, and the upstream clients (listed first by the caller) close last.
         // The commit queue stops after the delivery queue, so the last outcomes are committed.
-        services: parts.services + [parts.relay.commits, parts.relay.queue],
+        services: parts.services + [parts.relay.commits, parts.relay.queue]
+            + (parts.shutdownAnnouncer.map { [$0] } ?? []),
         onServerRunning: { channel in await parts.onServerRunning(channel.localAddress?.port) },
         logger: parts.logger
     )

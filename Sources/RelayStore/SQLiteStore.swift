@@ -3,6 +3,10 @@ import GRDB
 import RelayCore
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The embedded default store: one SQLite file (or memory), through GRDB.
 ///
 /// ### Overview
@@ -28,6 +32,8 @@ import Synchronization
 package final class SQLiteStore: PushStore {
     /// The pool for a file, the queue for memory.
     let writer: any DatabaseWriter
+    /// Whether opening created the database file (the relay announces a new database: a wrong path shows at once).
+    package let createdFile: Bool
 
     /// The WAL size, in pages (4 KiB), at which a commit checkpoints.
     package static let checkpointPages = 250
@@ -56,6 +62,7 @@ package final class SQLiteStore: PushStore {
             }
         }
         if path == Self.memoryPath {
+            createdFile = false
             do {
                 writer = try DatabaseQueue(configuration: configuration)
             } catch {
@@ -72,6 +79,11 @@ package final class SQLiteStore: PushStore {
                 "cannot create the folder \(folder.path) for the SQLite database: \(error.localizedDescription)"
             )
         }
+        // A new database is created here, readable by its owner only: it holds key hashes and the audit log. SQLite
+        // gives its -wal and -shm files the database file's mode. An empty file is a valid new database to SQLite.
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        createdFile = descriptor >= 0
+        if descriptor >= 0 { Glibc.close(descriptor) }
         do {
             writer = try DatabasePool(path: path, configuration: configuration)
         } catch {

@@ -15,8 +15,8 @@ import Darwin
 struct CLIAudit {
     let writer: AdminAuditWriter
 
-    init(configuration: RelayConfiguration, store: any PushStore) {
-        writer = AdminAuditWriter(configuration: configuration.audit, store: store, actor: Self.actor)
+    init(configuration: RelayConfiguration, store: any PushStore, actor: String? = nil) {
+        writer = AdminAuditWriter(configuration: configuration.audit, store: store, actor: Self.actor(named: actor))
     }
 
     /// Records an action that has been carried out; if the record cannot be written, says so, naming what was done.
@@ -38,8 +38,19 @@ struct CLIAudit {
         }
     }
 
-    /// How the audit log names the command line's actions: `cli:<unix user>`.
-    static var actor: String { "cli:\(userName)" }
+    /// How the audit log names the command line's actions: `cli:<name>`, the name from `--actor`, else
+    /// `PUSHRELAY_ACTOR`, else the Unix user (in a container every operator is the image's user, so name yourself:
+    /// `docker exec -e PUSHRELAY_ACTOR=alice …`).
+    static func actor(
+        named option: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
+        let chosen = [option, environment["PUSHRELAY_ACTOR"]].compactMap { $0?.trimmingCharacters(in: .whitespaces) }
+            .first { !$0.isEmpty }
+        return "cli:\(chosen ?? userName)"
+    }
+
+    /// The actor without `--actor`.
+    static var actor: String { actor(named: nil) }
 
     /// The effective user's login name, else its numeric id.
     static var userName: String {
@@ -54,21 +65,12 @@ struct CLIAudit {
 /// Loads the configuration, opens its store, and prepares the audit writer of admin commands.
 func openAdminStore(_ options: StoreOptions) async throws -> (RelayConfiguration, any PushStore, CLIAudit) {
     let (configuration, store) = try await openStore(options)
-    return (configuration, store, CLIAudit(configuration: configuration, store: store))
+    return (configuration, store, CLIAudit(configuration: configuration, store: store, actor: options.actor))
 }
 
 /// Loads the configuration and opens its store, or explains why not.
 func openStore(_ options: StoreOptions) async throws -> (RelayConfiguration, any PushStore) {
-    let path = FileManager.default.fileExists(atPath: options.config) ? options.config : nil
-    if path == nil && options.config != "relay.conf" {
-        throw CLIError("--config \(options.config): no such file")
-    }
-    let configuration: RelayConfiguration
-    do {
-        configuration = try RelayConfiguration.load(path: path, environment: ProcessInfo.processInfo.environment)
-    } catch {
-        throw CLIError("the configuration is not usable:\n\(error)")
-    }
+    let configuration = try loadConfiguration(options.config)
     return (configuration, try await RelayAssembly.openStore(configuration))
 }
 

@@ -22,7 +22,8 @@ struct AdminConsole: Sendable {
     /// The console of a real run: the configured store and audit chain, standard output.
     static func open(_ options: StoreOptions) async throws -> AdminConsole {
         let (configuration, store) = try await openStore(options)
-        let audit = AdminAuditWriter(configuration: configuration.audit, store: store, actor: CLIAudit.actor)
+        let audit = AdminAuditWriter(
+            configuration: configuration.audit, store: store, actor: CLIAudit.actor(named: options.actor))
         return AdminConsole(
             administration: TenantAdministration(store: store, audit: audit, tenantDefaults: configuration.limits),
             output: { print($0) }

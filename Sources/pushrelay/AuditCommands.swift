@@ -15,8 +15,8 @@ import Darwin
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
-        abstract: "Query, verify, export and prune the audit log; make its signing key.",
-        subcommands: [Query.self, Verify.self, Export.self, Keygen.self, Prune.self]
+        abstract: "Query, verify, export and prune the audit log; make its signing key or show its public half.",
+        subcommands: [Query.self, Verify.self, Export.self, Keygen.self, PublicKey.self, Prune.self]
     )
 
     struct Query: AsyncParsableCommand {
@@ -151,6 +151,11 @@ struct AuditCommand: AsyncParsableCommand {
             } else {
                 for line in AuditExportCheck.report(result) { print(line) }
                 print(result.isIntact ? "Export intact (key \(key.keyID))." : "Export NOT intact.")
+                for section in result.sections where section.isIntact && section.exportCheckpointsVerified > 0 {
+                    printError(
+                        "note: chain \(section.chain): its end was signed when the file was exported, not by the "
+                            + "relay as the records were written (relay checkpoints: \(section.checkpointsVerified))")
+                }
             }
             return result.isIntact
         }
@@ -186,7 +191,12 @@ struct AuditCommand: AsyncParsableCommand {
                 }
                 progress.clear()
                 results.append(verification)
-                if !options.json { print(AuditVerificationReport.line(for: verification)) }
+                if !options.json {
+                    print(AuditVerificationReport.line(for: verification))
+                    if let warning = AuditVerificationReport.warning(for: verification, keyKnown: key != nil) {
+                        printError(warning)
+                    }
+                }
             }
             let intact = results.allSatisfy(\.isIntact)
             if options.json {
@@ -279,7 +289,9 @@ extension AuditCommand {
                 let span =
                     section.firstSeq == section.lastSeq
                     ? "record \(section.firstSeq)" : "records \(section.firstSeq)…\(section.lastSeq)"
-                let end = section.signedEnd ? "" : ", end NOT signed"
+                let end =
+                    !section.signedEnd
+                    ? ", end NOT signed" : section.signedAtExport ? ", end signed now (at export)" : ""
                 print(
                     "chain \(section.chain): \(span) (\(section.records)), anchor seq \(section.anchor.seq), "
                         + "\(section.checkpoints) checkpoint(s)\(end)"
@@ -329,6 +341,53 @@ extension AuditCommand {
             print("Public key (give it to auditors):")
             print(key.publicKey.base64)
             print("Key id: \(key.publicKey.keyID)")
+        }
+    }
+
+    /// `audit pubkey`: the public half of an existing signing key, for auditors, without printing the private key.
+    struct PublicKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pubkey",
+            abstract: "Print the public key and key id of an existing audit signing key.",
+            discussion: """
+                Reads the base64 private key that [audit] signing_key_file names (or --key-file) and prints its \
+                public half, which auditors pass to `audit verify --public-key`. The private key is never printed.
+                """
+        )
+        @Option(
+            name: .customLong("key-file"),
+            help: ArgumentHelp("The signing key file (default: [audit] signing_key_file).", valueName: "file")
+        )
+        var keyFile: String?
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            let key: AuditSigningKey
+            if let keyFile {
+                guard let data = FileManager.default.contents(atPath: keyFile) else {
+                    throw CLIError("cannot read \(keyFile)")
+                }
+                do {
+                    key = try AuditSigningKey(base64: String(decoding: data, as: UTF8.self))
+                } catch {
+                    throw CLIError("\(keyFile) holds no audit signing key: \(error)")
+                }
+            } else {
+                let configuration = try loadConfiguration(options.config)
+                guard let configured = configuration.audit.auditSigningKey else {
+                    throw CLIError("no --key-file, and the configuration sets no [audit] signing_key_file")
+                }
+                key = configured
+            }
+            if options.json {
+                printJSON(
+                    .object([
+                        "publicKey": .string(key.publicKey.base64), "keyID": .string(key.publicKey.keyID),
+                    ]))
+            } else {
+                print(key.publicKey.base64)
+                print("Key id: \(key.publicKey.keyID)")
+            }
         }
     }
 
@@ -503,6 +562,9 @@ extension AuditVerification {
         var fields: [String: JSONValue] = [
             "chain": .string(chain), "intact": .bool(isIntact), "records": .int(Int64(recordsVerified)),
             "lastSeq": .int(lastSeq), "checkpointsVerified": .int(Int64(checkpointsVerified)),
+            "exportCheckpointsVerified": .int(Int64(exportCheckpointsVerified)),
+            "unsignedRecords": .int(Int64(unsignedRecords)),
+            "lastSignedSeq": lastSignedSeq.map(JSONValue.int) ?? .null,
         ]
         if let firstSeq { fields["firstSeq"] = .int(firstSeq) }
         if let problem {
@@ -519,7 +581,7 @@ extension AuditExport.Section {
         .object([
             "chain": .string(chain), "anchorSeq": .int(anchor.seq), "records": .int(Int64(records)),
             "firstSeq": .int(firstSeq), "lastSeq": .int(lastSeq), "checkpoints": .int(Int64(checkpoints)),
-            "signedEnd": .bool(signedEnd),
+            "signedEnd": .bool(signedEnd), "signedAtExport": .bool(signedAtExport),
         ])
     }
 }

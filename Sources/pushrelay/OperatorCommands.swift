@@ -29,10 +29,8 @@ struct OperatorCommand: AsyncParsableCommand {
         @OptionGroup var options: StoreOptions
 
         func validate() throws {
-            guard !name.isEmpty, name.count <= 100,
-                name.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace && $0.value >= 0x20 && $0.value != 0x7F })
-            else {
-                throw ValidationError("NAME must be 1 to 100 characters without spaces")
+            if let problem = TenantAdministration.operatorNameProblem(name) {
+                throw ValidationError("NAME \(problem)")
             }
             _ = try parsedRole()
         }
@@ -45,31 +43,20 @@ struct OperatorCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let (_, store, audit) = try await openAdminStore(options)
-            let issued = OperatorTokens.issue()
-            var record = OperatorRecord(
-                id: issued.id, name: name, role: try parsedRole(), secretHash: issued.secretHash)
-            do {
-                try await store.createOperator(record)
-            } catch StoreError.duplicate {
-                throw CLIError("an operator named '\(name)' already exists")
+            let console = try await AdminConsole.open(options)
+            let role = try parsedRole()
+            let created: TenantAdministration.CreatedOperator
+            do throws(TenantAdministration.Failure) {
+                created = try await console.administration.createOperator(name: name, role: role)
+            } catch {
+                throw CLIError(error.description)
             }
-            record = try await store.operatorRecord(id: record.id) ?? record
-            // Recorded before the token is shown; should that fail, the token was never shown and can be revoked.
-            try await audit.record(
-                "operator.create",
-                done: "operator \(name) was created (revoke it with pushrelay operator revoke \(name))",
-                after: record.auditSnapshot
-            )
             if options.json {
-                printJSON(
-                    .object([
-                        "id": .string(record.id), "name": .string(record.name), "role": .string(record.role.rawValue),
-                        "token": .string(issued.key),
-                    ]))
+                printJSON(AdminJSON.createdOperator(created))
             } else {
+                let record = created.record
                 print("Operator \(record.name) (\(record.role.rawValue), id \(record.id)):")
-                print(issued.key)
+                print(created.token)
                 print("This is the only time the token is shown; the relay keeps only its hash.")
             }
         }
@@ -86,14 +73,13 @@ struct OperatorCommand: AsyncParsableCommand {
                 printJSON(.array(operators.map(\.json)))
                 return
             }
-            print("NAME\tID\tROLE\tCREATED\tSTATE")
-            for record in operators {
-                let state = record.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
-                print(
-                    "\(record.name)\t\(record.id)\t\(record.role.rawValue)\t"
-                        + "\(record.createdAt.formatted(.iso8601))\t\(state)"
-                )
+            let rows = operators.map { record in
+                [
+                    record.name, record.id, record.role.rawValue, record.createdAt.formatted(.iso8601),
+                    record.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active",
+                ]
             }
+            for line in TextTable.lines(["NAME", "ID", "ROLE", "CREATED", "STATE"], rows) { print(line) }
         }
     }
 
@@ -103,21 +89,15 @@ struct OperatorCommand: AsyncParsableCommand {
         @OptionGroup var options: StoreOptions
 
         func run() async throws {
-            let (_, store, audit) = try await openAdminStore(options)
-            guard let before = try await store.operators().first(where: { $0.name == name }) else {
-                throw CLIError("no operator named '\(name)'")
+            let console = try await AdminConsole.open(options)
+            let revoked: OperatorRecord
+            do throws(TenantAdministration.Failure) {
+                let administration = console.administration
+                revoked = try await administration.revokeOperator(try await administration.operatorRecord(name))
+            } catch {
+                throw CLIError(error.description)
             }
-            var record = before
-            if record.revokedAt == nil {
-                record.revokedAt = Date()
-                try await store.updateOperator(record)
-                record = try await store.operatorRecord(id: record.id) ?? record
-            }
-            try await audit.record(
-                "operator.revoke", done: "operator \(name) was revoked", before: before.auditSnapshot,
-                after: record.auditSnapshot
-            )
-            options.json ? printJSON(record.json) : print("Operator \(name) is revoked.")
+            options.json ? printJSON(revoked.json) : print("Operator \(revoked.name) is revoked.")
         }
     }
 }

@@ -5,7 +5,9 @@ import Logging
 import RelayApplication
 import RelayCore
 import RelayServer
+import RelayStore
 import ServiceLifecycle
+import UnixSignals
 
 /// `pushrelay serve`: the relay.
 struct ServeCommand: AsyncParsableCommand {
@@ -14,57 +16,163 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the relay: the push APIs, receipts, health and metrics."
     )
 
-    @Option(name: .long, help: "The relay's configuration file (TOML). Without it, defaults and PUSHRELAY_* variables.")
+    @Option(name: .long, help: ConfigurationHelp.option)
     var config: String?
 
     func run() async throws {
+        let file = locateConfiguration(config)
         let configuration: RelayConfiguration
         do {
-            configuration = try RelayConfiguration.load(path: config, environment: ProcessInfo.processInfo.environment)
+            configuration = try RelayConfiguration.load(
+                path: file.path, environment: ProcessInfo.processInfo.environment)
         } catch {
-            FileHandle.standardError.write(Data("pushrelay: the configuration is not usable:\n\(error)\n".utf8))
+            FileHandle.standardError.write(
+                Data("pushrelay: the configuration (\(file.summary)) is not usable:\n\(error)\n".utf8))
             throw ExitCode(1)
         }
         Bootstrap.logging(format: configuration.logging.format, level: configuration.logging.level)
         Bootstrap.metrics()
         let logger = Logger(label: "pushrelay")
 
-        let store = try await RelayAssembly.openStore(configuration)
+        let store: any PushStore
+        do {
+            store = try await RelayAssembly.openStore(configuration)
+        } catch {
+            logger.critical("The store cannot be opened", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
+        }
+        if let sqlite = store as? SQLiteStore, sqlite.createdFile {
+            // Said aloud: a new database means no tenants and no keys, which a wrong path would explain.
+            logger.notice(
+                "Created a new, empty SQLite database (mode 0600)",
+                metadata: ["relay.store": "\(configuration.storeSummary)"])
+        }
         let assembly = try RelayAssembly.make(configuration: configuration, store: store, logger: logger)
         // Before the listener accepts: what a previous run left in the delivery journal (a crash, or a drain cut
         // short) is claimed and queued first; it is sent once the services run.
         try await assembly.relay.resumeJournal(includingOwn: true)
         var tls: (certificateChain: String, privateKey: String)?
+        var certificates: TLSCertificates?
         if let cert = configuration.server.tlsCertFile, let key = configuration.server.tlsKeyFile {
-            tls = (try String(contentsOfFile: cert, encoding: .utf8), try String(contentsOfFile: key, encoding: .utf8))
+            let pair = (
+                try String(contentsOfFile: cert, encoding: .utf8), try String(contentsOfFile: key, encoding: .utf8)
+            )
+            tls = pair
+            certificates = try TLSCertificates(certificateChain: pair.0, privateKey: pair.1, files: (cert, key))
         }
         let servesTLS = tls != nil
+        let listen = configuration.server.listen
+        let drain = configuration.server.drainSeconds
         let app = try buildApplication(
             RelayApplicationParts(
                 relay: assembly.relay,
-                host: configuration.server.listen.host,
-                port: configuration.server.listen.port,
+                host: listen.host,
+                port: listen.port,
                 tls: tls,
                 metrics: {
                     Bootstrap.recordPoolGauges(assembly.poolStatistics())
                     return Bootstrap.exposition()
                 },
-                services: assembly.services,
+                services: assembly.services + [ReloadOnHangUp(certificates: certificates, logger: logger)],
                 logger: logger,
                 onServerRunning: { port in
                     logger.info(
-                        "PushRelay listening",
-                        metadata: [
-                            "listen": "\(configuration.server.listen)", "port": "\(port.map(String.init) ?? "?")",
-                            "tls": "\(servesTLS)",
-                            "providers": "\(assembly.relay.configuredProviders.map(\.rawValue).sorted())",
-                        ]
+                        "PushRelay started",
+                        metadata: Self.startMetadata(configuration, file: file, port: port, tls: servesTLS)
                     )
-                }
+                },
+                shutdownAnnouncer: ShutdownAnnouncer(logger: logger, drainSeconds: drain),
+                certificates: certificates
             )
         )
         // SIGTERM and SIGINT drain: the server stops accepting, in-flight pushes finish for up to
         // `[server] drain_seconds` (what is left is journaled for the next start), then the process exits.
-        try await app.runService()
+        let started = ContinuousClock.now
+        do {
+            try await app.runService()
+        } catch {
+            let text = "\(error)"
+            if text.contains("bind") || text.localizedCaseInsensitiveContains("address already in use") {
+                logger.critical(
+                    "Cannot listen on the configured address",
+                    metadata: ["server.listen": "\(listen)", "error": "\(text)"])
+            } else {
+                logger.critical("The relay stopped with an error", metadata: ["error": "\(text)"])
+            }
+            throw ExitCode(1)
+        }
+        let uptime = started.duration(to: .now)
+        logger.info(
+            "PushRelay stopped", metadata: ["relay.uptime_seconds": .stringConvertible(uptime.components.seconds)])
+    }
+
+    /// What the start line says: the version, the file read, where it listens, the providers and apps, the store
+    /// (without a password) and the audit chain.
+    static func startMetadata(
+        _ configuration: RelayConfiguration, file: ConfigurationFile, port: Int?, tls: Bool
+    ) -> Logger.Metadata {
+        var providers = ["expo"]
+        if configuration.apns != nil { providers.append("apns") }
+        if configuration.fcm != nil { providers.append("fcm") }
+        var metadata: Logger.Metadata = [
+            "relay.version": .string(RelayVersion.current),
+            "relay.config": .string(file.summary),
+            "server.listen": .string("\(configuration.server.listen)"),
+            "server.port": port.map { .stringConvertible($0) } ?? .string("unknown"),
+            "server.tls": .stringConvertible(tls),
+            "relay.providers": .array(providers.sorted().map { .string($0) }),
+            "relay.store": .string(configuration.storeSummary),
+            "relay.audit": .string(configuration.auditSummary),
+        ]
+        if let apns = configuration.apns {
+            metadata["apns.topic"] = .string(apns.topic)
+            metadata["apns.environment"] = .string(apns.environment.rawValue)
+        }
+        if let fcm = configuration.fcm { metadata["fcm.project"] = .string(fcm.projectID) }
+        return metadata
+    }
+}
+
+/// Logs the start of a graceful shutdown. Listed after every other service, so that the service group, which stops
+/// services in reverse order, tells it first, just after the listener has stopped accepting.
+struct ShutdownAnnouncer: Service {
+    let logger: Logger
+    let drainSeconds: Int
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.info(
+            "Shutting down: the listener no longer accepts; accepted notifications drain, what is left is journaled",
+            metadata: ["server.drain_seconds": .stringConvertible(drainSeconds)])
+    }
+}
+
+/// SIGHUP: reloads the TLS certificate and key from their files for new connections (a renewed certificate without a
+/// restart), and says so; every other setting still needs a restart. Without TLS there is nothing to reload, and the
+/// log says that too (the signal no longer ends the process, its default action).
+struct ReloadOnHangUp: Service {
+    let certificates: TLSCertificates?
+    let logger: Logger
+
+    func run() async throws {
+        let hangUps = await UnixSignalsSequence(trapping: .sighup)
+        try await cancelWhenGracefulShutdown {
+            for await _ in hangUps {
+                guard let certificates else {
+                    logger.notice("SIGHUP: no TLS certificate to reload; other settings need a restart")
+                    continue
+                }
+                do {
+                    try certificates.reload()
+                    logger.notice(
+                        "SIGHUP: reloaded the TLS certificate and key for new connections; other settings need a restart"
+                    )
+                } catch {
+                    logger.error(
+                        "SIGHUP: the TLS certificate and key could not be reloaded; the previous ones stay in use",
+                        metadata: ["error": "\(error)"])
+                }
+            }
+        }
     }
 }

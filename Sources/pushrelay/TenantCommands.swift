@@ -59,11 +59,14 @@ struct TenantCommand: AsyncParsableCommand {
                 console.write(json: AdminJSON.list(tenants.map(AdminJSON.tenant)))
                 return
             }
-            console.write("NAME\tID\tRATE/S\tBURST\tDAILY\tCRITICAL\tSTATE")
-            for tenant in tenants {
-                console.write(
-                    "\(tenant.name)\t\(tenant.id)\t\(tenant.limits.ratePerSecond)\t\(tenant.limits.burst)\t\(tenant.limits.dailyQuota)\t\(tenant.allowCriticalAlerts ? "yes" : "no")\t\(tenant.state)"
-                )
+            let rows = tenants.map { tenant in
+                [
+                    tenant.name, tenant.id, "\(tenant.limits.ratePerSecond)", "\(tenant.limits.burst)",
+                    "\(tenant.limits.dailyQuota)", tenant.allowCriticalAlerts ? "yes" : "no", tenant.state,
+                ]
+            }
+            for line in TextTable.lines(["NAME", "ID", "RATE/S", "BURST", "DAILY", "CRITICAL", "STATE"], rows) {
+                console.write(line)
             }
         }
     }
@@ -135,7 +138,13 @@ extension TenantCommand {
             if clearCriticalChannel && criticalChannel != nil {
                 throw ValidationError("give either --critical-channel or --clear-critical-channel, not both")
             }
-            let violations = TenantRules.violations(in: try changes(), creating: false)
+            let changes = try changes()
+            // Saying "Updated" for nothing would hide a forgotten or misspelt option.
+            if changes == TenantChanges() {
+                throw ValidationError(
+                    "nothing to change: give at least one option (see pushrelay tenant update --help)")
+            }
+            let violations = TenantRules.violations(in: changes, creating: false)
             try AdminConsole.check(violations, nameOption: Self.nameOption)
         }
 
@@ -250,11 +259,19 @@ struct LimitOptions: ParsableArguments {
 func writeKeys(_ keys: [TenantKeyRecord], to console: AdminConsole) {
     let now = console.now
     console.write("  keys:")
-    if keys.isEmpty { console.write("    none") }
-    for key in keys {
-        let state = key.revokedAt != nil ? "revoked" : key.isActive(at: now) ? "active" : "expired"
-        let used = key.lastUsedAt.map { "last used \($0.formatted(.iso8601))" } ?? "never used"
-        console.write("    \(key.id)  \(state)  created \(key.createdAt.formatted(.iso8601))  \(used)")
+    if keys.isEmpty {
+        console.write("    none")
+        return
+    }
+    let rows = keys.map { key in
+        [
+            key.id, key.revokedAt != nil ? "revoked" : key.isActive(at: now) ? "active" : "expired",
+            key.createdAt.formatted(.iso8601), key.expiresAt.map { $0.formatted(.iso8601) } ?? "never",
+            key.lastUsedAt.map { $0.formatted(.iso8601) } ?? "never",
+        ]
+    }
+    for line in TextTable.lines(["KEY", "STATE", "CREATED", "EXPIRES", "LAST USED"], rows) {
+        console.write("    " + line)
     }
 }
 

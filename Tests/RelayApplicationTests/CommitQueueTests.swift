@@ -24,15 +24,30 @@ struct CommitQueueTests {
         }
     }
 
+    /// Checkpoints as the queue stores them, for a test to wait on rather than poll the store.
+    final class Checkpoints: Sendable {
+        let stream: AsyncStream<AuditCheckpoint>
+        let continuation: AsyncStream<AuditCheckpoint>.Continuation
+        init() { (stream, continuation) = AsyncStream.makeStream() }
+        /// The next checkpoint stored.
+        func next() async -> AuditCheckpoint? {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+    }
+
     /// The interval between checkpoints passes on the relay's clock: a test advances it instead of waiting a minute.
+    /// Once it has passed, the head is signed even though nothing more arrives.
     @Test func aCheckpointIsSignedOnceTheIntervalHasPassedOnTheClock() async throws {
         let clock = ManualClock()
         let store = MemoryStore()
         let key = AuditSigningKey.generate()
+        let checkpoints = Checkpoints()
         let queue = CommitQueue(
             store: store,
             settings: AuditLogSettings(chain: "relay", signingKey: key, checkpointInterval: .seconds(60)),
-            clock: .manual(clock)
+            clock: .manual(clock),
+            checkpointObserver: { checkpoints.continuation.yield($0) }
         )
         var signedAt: Date?
         try await Self.withRunning(queue) {
@@ -41,22 +56,54 @@ struct CommitQueueTests {
             try await queue.submit(StoreBatch(), audit: [Self.entry("2")])
             #expect(try await store.auditCheckpoints(chain: "relay").isEmpty, "the interval has not passed")
 
+            // The writer waits on the clock for the interval's end.
+            await clock.waitForSleepers(1)
             clock.advance(by: .seconds(1))
             signedAt = clock.date
-            try await queue.submit(StoreBatch(), audit: [Self.entry("3")])
-            #expect(try await store.auditCheckpoints(chain: "relay").map(\.seq) == [3])
+            #expect(await checkpoints.next()?.seq == 2, "signed while idle")
+            #expect(try await store.auditCheckpoints(chain: "relay").map(\.seq) == [2])
 
             // The interval starts again at that checkpoint.
             clock.advance(by: .seconds(30))
-            try await queue.submit(StoreBatch(), audit: [Self.entry("4")])
-            #expect(try await store.auditCheckpoints(chain: "relay").map(\.seq) == [3])
+            try await queue.submit(StoreBatch(), audit: [Self.entry("3")])
+            #expect(try await store.auditCheckpoints(chain: "relay").map(\.seq) == [2])
         }
-        let checkpoints = try await store.auditCheckpoints(chain: "relay")
+        let stored = try await store.auditCheckpoints(chain: "relay")
         // Closing signs where the chain ends, whatever the interval.
-        #expect(checkpoints.map(\.seq) == [3, 4])
-        #expect(checkpoints.first?.timeMillis == signedAt.map(AuditTime.millis), "stamped with the clock's date")
+        #expect(stored.map(\.seq) == [2, 3])
+        #expect(stored.first?.timeMillis == signedAt.map(AuditTime.millis), "stamped with the clock's date")
         let verification = try await store.verifyAuditChain("relay", publicKey: key.publicKey, requireSignedEnd: true)
         #expect(verification.isIntact)
+    }
+
+    /// A burst followed by silence: its last records are signed when the interval ends, not at the next traffic or
+    /// at shutdown; and once the head is signed, the writer no longer waits on the clock.
+    @Test func aBurstsLastRecordsAreSignedWhenTheRelayGoesIdle() async throws {
+        let clock = ManualClock()
+        let store = MemoryStore()
+        let key = AuditSigningKey.generate()
+        let checkpoints = Checkpoints()
+        let queue = CommitQueue(
+            store: store,
+            settings: AuditLogSettings(chain: "relay", signingKey: key, checkpointInterval: .seconds(5)),
+            clock: .manual(clock),
+            checkpointObserver: { checkpoints.continuation.yield($0) }
+        )
+        try await Self.withRunning(queue) {
+            for index in 1...4 {
+                try await queue.submit(StoreBatch(), audit: [Self.entry("burst \(index)")])
+            }
+            await clock.waitForSleepers(1)
+            clock.advance(by: .seconds(5))
+            let idle = await checkpoints.next()
+            #expect(idle?.seq == 4)
+            let verification = try await store.verifyAuditChain(
+                "relay", publicKey: key.publicKey, requireSignedEnd: true)
+            #expect(verification.isIntact, "signed to its end while the queue is still running")
+            #expect(verification.unsignedRecords == 0)
+            #expect(verification.lastSignedSeq == 4)
+        }
+        #expect(try await store.auditCheckpoints(chain: "relay").map(\.seq) == [4], "closing had nothing left to sign")
     }
 
     /// A commit that fails takes its audit records with it, and the chain goes on from the last record stored: the

@@ -43,6 +43,12 @@ struct AdminRoute: Sendable, CustomTestStringConvertible {
         AdminRoute(method: .delete, path: "/admin/v1/tenants/{tenant}/keys/{key}", writes: true, success: .ok),
         AdminRoute(method: .get, path: "/admin/v1/tenants/{tenant}/usage", writes: false, success: .ok),
         AdminRoute(method: .get, path: "/admin/v1/audit", writes: false, success: .ok),
+        AdminRoute(method: .get, path: "/admin/v1/keys/{key}", writes: false, success: .ok),
+        AdminRoute(method: .get, path: "/admin/v1/operators", writes: false, success: .ok),
+        AdminRoute(
+            method: .post, path: "/admin/v1/operators", body: #"{"name":"dave","role":"auditor"}"#, writes: true,
+            success: .created),
+        AdminRoute(method: .delete, path: "/admin/v1/operators/carol", writes: true, success: .ok),
     ]
 }
 

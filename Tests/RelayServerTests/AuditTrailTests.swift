@@ -212,7 +212,7 @@ struct AuditedExpoReceiptsTests {
             @Sendable func pushes(_ outcome: String) -> Int64 {
                 metrics.counterTotal(
                     label: "relay_pushes_total",
-                    dimensions: [("tenant", "acme"), ("provider", "expo"), ("outcome", outcome)]
+                    dimensions: [("tenant", relay.tenant.id), ("provider", "expo"), ("outcome", outcome)]
                 )
             }
             @Sendable func usage() async throws -> UsageCounts? {

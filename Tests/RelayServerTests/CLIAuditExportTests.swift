@@ -52,11 +52,15 @@ struct CLIAuditExportTests {
             #expect((first.firstSeq, first.lastSeq, first.records) == (6, 25, 20))
             #expect(first.checkpoints == 2, "the stored one at seq 10 and the fresh one at seq 25")
             #expect(sections.allSatisfy { $0.signedEnd })
+            #expect(first.signedAtExport, "seq 25 was signed by the export, not the relay")
+            #expect(lines.filter { $0.hasPrefix(#"{"exportCheckpoint":"#) }.count == sections.count)
             #expect(sections.last?.records == 5)
 
             let result = AuditExportCheck.verify(lines: lines, publicKey: key.publicKey)
             #expect(result.isIntact, "\(AuditExportCheck.report(result))")
             #expect(result.sections.map(\.recordsVerified) == [20, 5])
+            #expect(result.sections.map(\.exportCheckpointsVerified) == [1, 1])
+            #expect(result.sections.first?.checkpointsVerified == 1, "the relay's own, at seq 10")
             #expect(AuditExportCheck.report(result).first?.hasPrefix("chain relay-1: intact, records 6…25") == true)
 
             let otherKey = AuditSigningKey.generate().publicKey

@@ -67,12 +67,12 @@ import Testing
         )
         #expect(
             report.tableLines == [
-                "DAY\tPROVIDER\tDELIVERED\tTOKEN_INVALID\tREJECTED\tRATE_LIMITED\tFAILED\tACCEPTED\tTOTAL",
-                "2027-01-14\tapns\t0\t0\t4\t0\t0\t0\t4",
-                "2027-01-14\tfcm\t0\t2\t0\t3\t0\t0\t5",
-                "2027-01-15\tapns\t5\t0\t0\t0\t1\t0\t6",
-                "2027-01-15\texpo\t1\t0\t0\t0\t0\t7\t8",
-                "total\t\t6\t2\t4\t3\t1\t7\t23",
+                "DAY         PROVIDER  DELIVERED  TOKEN_INVALID  REJECTED  RATE_LIMITED  FAILED  ACCEPTED  TOTAL",
+                "2027-01-14  apns      0          0              4         0             0       0         4",
+                "2027-01-14  fcm       0          2              0         3             0       0         5",
+                "2027-01-15  apns      5          0              0         0             1       0         6",
+                "2027-01-15  expo      1          0              0         0             0       7         8",
+                "total                 6          2              4         3             1       7         23",
             ]
         )
         // As JSON it is the admin API's usage object, for the CLI's --json too: days ascending, then providers.
@@ -88,12 +88,26 @@ import Testing
     @Test func verificationLinesNameTheChainAndTheSeq() {
         let intact = AuditVerification(
             chain: "relay-1", recordsVerified: 3, firstSeq: 4, lastSeq: 6, lastLink: [], checkpointsVerified: 1,
-            problem: nil
+            problem: nil, lastSignedSeq: 5
         )
         #expect(
             AuditVerificationReport.line(for: intact)
-                == "chain relay-1: intact, records 4…6 (3 records), 1 signed checkpoint verified"
+                == "chain relay-1: intact, records 4…6 (3 records), 1 signed checkpoint verified, signed up to seq 5, "
+                + "1 record unsigned after the last checkpoint"
         )
+        #expect(AuditVerificationReport.warning(for: intact, keyKnown: true) == nil)
+        var neverSigned = intact
+        neverSigned.checkpointsVerified = 0
+        neverSigned.lastSignedSeq = nil
+        #expect(
+            AuditVerificationReport.line(for: neverSigned).hasSuffix("3 records unsigned after the last checkpoint"))
+        #expect(
+            AuditVerificationReport.warning(for: neverSigned, keyKnown: true)?.contains("has no checkpoint") == true)
+        var atExport = neverSigned
+        atExport.exportCheckpointsVerified = 1
+        atExport.lastSignedSeq = 6
+        #expect(
+            AuditVerificationReport.line(for: atExport).contains("1 signature made at export time (not by the relay)"))
         var broken = intact
         broken.problem = AuditProblem(
             kind: .modified, seq: 5, position: 2, message: "record seq 5 of chain relay-1 …"

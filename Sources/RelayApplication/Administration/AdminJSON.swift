@@ -56,6 +56,29 @@ package enum AdminJSON {
         ])
     }
 
+    /// A key and the tenant it belongs to (`GET /admin/v1/keys/{keyID}`).
+    package static func key(_ key: TenantKeyRecord, of tenant: Tenant, at now: Date) -> JSONValue {
+        var fields = self.key(key, at: now).objectValue ?? [:]
+        fields["tenantName"] = .string(tenant.name)
+        return .object(fields)
+    }
+
+    /// An operator: id, name, role and dates, never the token or its hash.
+    package static func operatorRecord(_ record: OperatorRecord) -> JSONValue {
+        .object([
+            "id": .string(record.id), "name": .string(record.name), "role": .string(record.role.rawValue),
+            "createdAt": time(record.createdAt), "revokedAt": record.revokedAt.map(time) ?? .null,
+            "active": .bool(record.isActive),
+        ])
+    }
+
+    /// A new operator: ``operatorRecord(_:)`` plus its token, shown this once.
+    package static func createdOperator(_ created: TenantAdministration.CreatedOperator) -> JSONValue {
+        var fields = operatorRecord(created.record).objectValue ?? [:]
+        fields["token"] = .string(created.token)
+        return .object(fields)
+    }
+
     /// A newly issued key: ``key(_:at:)`` plus the key itself, shown this once.
     package static func issued(_ issued: TenantAdministration.IssuedKey, at now: Date) -> JSONValue {
         var fields = key(issued.record, at: now).objectValue ?? [:]

@@ -20,6 +20,10 @@ extension TenantAdministration {
         case keyNotActive(String)
         /// The tenant already has ``KeyLifecycle/maxActiveKeys`` active keys.
         case tooManyActiveKeys(tenant: String, count: Int)
+        /// No operator with this name or id.
+        case operatorNotFound(String)
+        /// An operator with this name exists (revoked ones keep their names).
+        case operatorNameTaken(String)
         /// The store failed; `detail` is its error, for the command line (the API does not show it).
         case storeUnavailable(detail: String)
         /// The change is stored but its audit record is not: `done` says what was done.
@@ -46,6 +50,10 @@ extension TenantAdministration {
             case .tooManyActiveKeys(let tenant, let count):
                 "Tenant '\(Self.shown(tenant))' already has \(count) active keys (the most allowed); "
                     + "revoke or rotate one first."
+            case .operatorNotFound(let reference):
+                "No operator with the name or id '\(Self.shown(reference))'."
+            case .operatorNameTaken(let name):
+                "An operator named '\(Self.shown(name))' already exists (revoked operators keep their names)."
             case .storeUnavailable:
                 "The relay's store is unavailable."
             case .auditNotStored:

@@ -31,19 +31,18 @@ package struct UsageReport: Sendable {
         "DAY", "PROVIDER", "DELIVERED", "TOKEN_INVALID", "REJECTED", "RATE_LIMITED", "FAILED", "ACCEPTED", "TOTAL",
     ]
 
-    /// A header, one line per day and provider, and a total line; tab-separated like the other CLI tables.
+    /// A header, one line per day and provider, and a total line, in aligned columns like the other CLI tables.
     package var tableLines: [String] {
-        var lines = [Self.columns.joined(separator: "\t")]
-        for row in rows { lines.append(Self.cells(row.day, row.provider.rawValue, row.counts)) }
-        lines.append(Self.cells("total", "", total))
-        return lines
+        var rows = self.rows.map { Self.cells($0.day, $0.provider.rawValue, $0.counts) }
+        rows.append(Self.cells("total", "", total))
+        return TextTable.lines(Self.columns, rows)
     }
 
-    private static func cells(_ day: String, _ provider: String, _ counts: UsageCounts) -> String {
-        ([day, provider]
+    private static func cells(_ day: String, _ provider: String, _ counts: UsageCounts) -> [String] {
+        [day, provider]
             + [
                 counts.delivered, counts.tokenInvalid, counts.rejected, counts.rateLimited, counts.failed,
                 counts.accepted, counts.total,
-            ].map(String.init)).joined(separator: "\t")
+            ].map(String.init)
     }
 }

@@ -44,7 +44,9 @@ package struct RelayAssembly: Sendable {
         let store: any PushStore
         do {
             switch configuration.store.location {
-            case .sqlite(let path)?: store = try SQLiteStore(path: path)
+            case .sqlite(let path)?:
+                if let problem = configuration.store.folderProblem { throw RelayAssemblyError.storeFolder(problem) }
+                store = try SQLiteStore(path: path)
             case .sqliteInMemory?: store = try SQLiteStore(path: SQLiteStore.memoryPath)
             case .postgres(let url)?:
                 let postgres = try PostgresStore(url: url, logger: Logger(label: "pushrelay.store"))

@@ -27,6 +27,9 @@ package struct RelayAssemblyError: Error, Sendable, CustomStringConvertible {
         "is not a store URL; expected sqlite://<path> or postgres://user@host:port/database"
     )
 
+    /// The folder of a SQLite database does not exist.
+    static func storeFolder(_ problem: String) -> Self { Self(.storeURL, problem) }
+
     /// The store `store.url` names could not be opened.
     static func storeUnavailable(_ error: any Error) -> Self {
         Self(.storeURL, "the store could not be opened: \(reason(error))")

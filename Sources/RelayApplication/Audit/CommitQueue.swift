@@ -45,6 +45,9 @@ package struct AuditLogSettings: Sendable {
 /// - Memory stays bounded: when more than `maxPendingWrites` writes wait, submitters wait for room before queueing.
 /// - Time comes from the relay's clock: the checkpoint interval is measured on its monotonic time, so a test moves a
 ///   manual clock past the interval instead of waiting; a checkpoint carries its wall-clock date.
+/// - The head is signed within the checkpoint interval of its last record even when nothing follows: while a record
+///   is unsigned, the writer waits for submissions only until the interval ends, then signs the head on its own (an
+///   idle relay would otherwise leave a burst's last records unsigned until the next traffic).
 /// - On graceful shutdown it stops taking writes only after the services listed after it (the delivery queue)
 ///   have drained: it is listed before them, so it stops after them, commits what is left, signs a last checkpoint
 ///   and returns.
@@ -82,14 +85,18 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     private let failedCommits = Counter(label: "relay_store_commit_failures_total")
     private let batchSize = Recorder(label: "relay_store_commit_writes")
     private let commitDuration = Timer(label: "relay_store_commit_duration_seconds")
+    /// Told of each checkpoint once it is stored (tests wait on it instead of polling the store).
+    private let checkpointObserver: (@Sendable (AuditCheckpoint) -> Void)?
 
     package init(
         store: any PushStore,
         settings: AuditLogSettings = .init(),
         maxPendingWrites: Int = 50_000,
         logger: Logger = Logger(label: "pushrelay.commit"),
-        clock: RelayClock = .system
+        clock: RelayClock = .system,
+        checkpointObserver: (@Sendable (AuditCheckpoint) -> Void)? = nil
     ) {
+        self.checkpointObserver = checkpointObserver
         self.store = store
         self.settings = settings
         self.maxPendingWrites = maxPendingWrites
@@ -161,7 +168,26 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         var chain = start
         var lastCheckpoint = clock.now
         var checkpointedSeq = chain?.lastSeq ?? 0
-        while var submissions = await nextSubmissions() {
+        while true {
+            // While the head is unsigned, wake when its signature is due even if nothing is submitted.
+            let unsigned = settings.signingKey != nil && (chain?.head.seq ?? 0) > checkpointedSeq
+            let signingDue = unsigned ? lastCheckpoint + settings.checkpointInterval : nil
+            guard var submissions = await nextSubmissions(orUntil: signingDue) else { break }
+            if submissions.isEmpty {
+                // Idle, and the interval has passed: sign the head alone.
+                if let head = chain?.head, head.seq > checkpointedSeq, let checkpoint = checkpoint(of: head) {
+                    do {
+                        try await store.commit(StoreBatch(checkpoints: [checkpoint]))
+                        checkpointedSeq = head.seq
+                        checkpointObserver?(checkpoint)
+                    } catch {
+                        logger.error("An audit checkpoint could not be stored", metadata: ["error": "\(error)"])
+                    }
+                }
+                // A failed attempt is tried again an interval later, not in a loop.
+                lastCheckpoint = clock.now
+                continue
+            }
             var written = 0
             while !submissions.isEmpty {
                 var batch = StoreBatch()
@@ -187,6 +213,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
                     if let signed = batch.checkpoints.last {
                         checkpointedSeq = signed.seq
                         lastCheckpoint = clock.now
+                        checkpointObserver?(signed)
                     }
                     commits.increment()
                     batchSize.record(submissions.reduce(0) { $0 + $1.size })
@@ -245,26 +272,56 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         settings.signingKey?.checkpoint(chain: head.chain, seq: head.seq, link: head.link, time: clock.date)
     }
 
-    /// Everything submitted so far, waiting for the first; `nil` once closed and drained.
-    private func nextSubmissions() async -> [Submission]? {
+    /// Everything submitted so far, waiting for the first; `nil` once closed and drained; empty when `deadline`
+    /// (on the relay's clock) came first.
+    private func nextSubmissions(orUntil deadline: RelayClock.Instant?) async -> [Submission]? {
+        guard let deadline else { return await waitForSubmissions(until: nil) }
+        return await withTaskGroup(of: Void.self) { group in
+            group.addTask { [clock] in
+                // Ends at the deadline, or when cancelled below once submissions came first; either way it wakes
+                // the writer, which then looks again (a wake-up with nothing new is harmless).
+                try? await clock.sleep(until: deadline)
+                self.wakeWriter()
+            }
+            let taken = await waitForSubmissions(until: deadline)
+            group.cancelAll()
+            return taken
+        }
+    }
+
+    private func waitForSubmissions(until deadline: RelayClock.Instant?) async -> [Submission]? {
         while true {
             let taken = state.withLock { state -> [Submission]?? in
                 if !state.submissions.isEmpty {
                     defer { state.submissions.removeAll(keepingCapacity: true) }
                     return .some(state.submissions)
                 }
-                return state.closed ? .some(nil) : .none
+                if state.closed { return .some(nil) }
+                if let deadline, clock.now >= deadline { return .some([]) }
+                return .none
             }
             if let taken { return taken }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state in
+                    // The deadline is read under the lock that `wakeWriter` takes: a sleeper that woke before this
+                    // point has moved the clock past it, one that wakes after finds the continuation.
                     if !state.submissions.isEmpty || state.closed { return true }
+                    if let deadline, clock.now >= deadline { return true }
                     state.writerWaiting = continuation
                     return false
                 }
                 if ready { continuation.resume() }
             }
         }
+    }
+
+    /// Resumes the writer if it waits.
+    private func wakeWriter() {
+        let writer = state.withLock { state in
+            defer { state.writerWaiting = nil }
+            return state.writerWaiting
+        }
+        writer?.resume()
     }
 
     /// Frees the room of `written` writes, and wakes the submitters waiting for room.

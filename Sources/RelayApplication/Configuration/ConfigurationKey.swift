@@ -34,6 +34,10 @@ package struct ConfigurationKey: Hashable, Sendable {
     /// Only variables with this prefix are read as overrides.
     package static let environmentPrefix = "PUSHRELAY_"
 
+    /// Variables with the prefix that are not overrides of a key: which file to read (`PUSHRELAY_CONFIG`) and who
+    /// the command-line tools record as the actor (`PUSHRELAY_ACTOR`).
+    package static let otherVariables: Set<String> = ["PUSHRELAY_CONFIG", "PUSHRELAY_ACTOR"]
+
     // One constant per key: the reader, the environment mapping, `check-config` and the test of
     // Docs/configuration.md's tables all use these, so a key is spelled once.
     package static let serverListen = ConfigurationKey("server", "listen", .string)

@@ -163,7 +163,9 @@ struct ConfigurationSource {
     // MARK: - Environment
 
     private mutating func applyEnvironment(_ environment: [String: String]) {
-        let overrides = environment.keys.filter { $0.hasPrefix(ConfigurationKey.environmentPrefix) }.sorted()
+        let overrides = environment.keys.filter {
+            $0.hasPrefix(ConfigurationKey.environmentPrefix) && !ConfigurationKey.otherVariables.contains($0)
+        }.sorted()
         for name in overrides {
             guard let text = environment[name] else { continue }
             guard let key = ConfigurationKey.byEnvironmentName[name] else {

@@ -10,6 +10,14 @@ extension RelayConfiguration {
     ///   - environment: The process environment; only names starting with `PUSHRELAY_` are read.
     /// - Throws: ``ConfigurationError`` with every problem found.
     package static func load(path: String?, environment: [String: String]) throws(ConfigurationError) -> Self {
+        try loadWithProvenance(path: path, environment: environment).configuration
+    }
+
+    /// ``load(path:environment:)``, and where each value came from (for `check-config`).
+    package static func loadWithProvenance(
+        path: String?,
+        environment: [String: String]
+    ) throws(ConfigurationError) -> (configuration: Self, provenance: ConfigurationProvenance) {
         let workingDirectory = FileManager.default.currentDirectoryPath
         guard let path else {
             return try decode(
@@ -57,6 +65,15 @@ extension RelayConfiguration {
         directory: String,
         environment: [String: String]
     ) throws(ConfigurationError) -> RelayConfiguration {
+        try decode(toml: toml, documentName: "toml", directory: directory, environment: environment).configuration
+    }
+
+    /// ``parse(toml:directory:environment:)``, and where each value came from.
+    package static func parseWithProvenance(
+        toml: String,
+        directory: String,
+        environment: [String: String]
+    ) throws(ConfigurationError) -> (configuration: RelayConfiguration, provenance: ConfigurationProvenance) {
         try decode(toml: toml, documentName: "toml", directory: directory, environment: environment)
     }
 
@@ -65,12 +82,12 @@ extension RelayConfiguration {
         documentName: String,
         directory: String,
         environment: [String: String]
-    ) throws(ConfigurationError) -> RelayConfiguration {
+    ) throws(ConfigurationError) -> (configuration: RelayConfiguration, provenance: ConfigurationProvenance) {
         let source = ConfigurationSource(toml: toml, documentName: documentName, environment: environment)
         var reader = ConfigurationReader(source: source, directory: directory)
         let configuration = reader.configuration()
         let problems = source.problems + reader.problems
         guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
-        return configuration
+        return (configuration, ConfigurationProvenance(source: source))
     }
 }

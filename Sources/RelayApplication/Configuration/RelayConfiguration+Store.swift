@@ -51,6 +51,18 @@ extension RelayConfiguration {
             try? Location(url: url, directory: directory)
         }
 
+        /// Why a SQLite database cannot be where ``url`` says: its folder does not exist (a typo in the path would
+        /// otherwise give a new, empty database without a word). `nil` for an existing folder, memory or PostgreSQL.
+        package var folderProblem: String? {
+            guard case .sqlite(let path)? = location else { return nil }
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue {
+                return nil
+            }
+            return "the folder \(folder) of the SQLite database does not exist; create it, or correct the path"
+        }
+
         /// ``url`` with any password replaced by `redacted`: safe to log.
         package var redactedURL: String {
             guard var components = URLComponents(string: url), components.password != nil else { return url }

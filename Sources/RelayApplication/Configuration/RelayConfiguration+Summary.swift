@@ -30,14 +30,14 @@ extension RelayConfiguration {
     }
 
     /// `audit chain relay-1 (signed checkpoints, key 0123456789abcdef; kept 365 days)`, or `audit off`.
-    private var auditSummary: String {
+    package var auditSummary: String {
         guard audit.enabled else { return "audit off" }
         let signing = audit.auditSigningKey.map { "signed checkpoints, key \($0.publicKey.keyID)" } ?? "unsigned"
         return "audit chain \(audit.instance) (\(signing); kept \(audit.retentionDays) days)"
     }
 
     /// The store without a password.
-    private var storeSummary: String {
+    package var storeSummary: String {
         switch store.location {
         case .sqlite(let path): "sqlite \(path)"
         case .sqliteInMemory: "sqlite in memory"

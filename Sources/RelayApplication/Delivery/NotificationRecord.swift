@@ -139,7 +139,8 @@ package struct NotificationRecord: Sendable, Equatable {
         Counter(
             label: "relay_pushes_total",
             dimensions: [
-                ("tenant", tenantName), ("provider", receipt.provider.rawValue), ("outcome", conclusion.metricsLabel),
+                ("tenant", receipt.tenantID), ("provider", receipt.provider.rawValue),
+                ("outcome", conclusion.metricsLabel),
             ]
         ).increment()
     }

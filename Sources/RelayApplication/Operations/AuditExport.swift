@@ -8,9 +8,11 @@ package import RelayStore
 /// For each chain the range is one **contiguous** stretch: from the first record stamped at or after `since` to the
 /// last one before the first record stamped at or after `until`, in stored order. A section is a header whose anchor
 /// is the record before the stretch (or the chain's start), the records, each stored checkpoint right after the
-/// record it signs, and, when a signing key is configured, a fresh checkpoint signed at the stretch's last record, so
-/// the section verifies to its end with the public key alone. Filtering by tenant is impossible by design: leaving
-/// records out would break the links.
+/// record it signs, and, when a signing key is configured and the relay had not signed the stretch's last record, an
+/// `exportCheckpoint` line signed now at that record, so the section verifies to its end with the public key alone.
+/// That signature is marked as made at export time (``RelayCore/AuditCheckpoint/madeAtExport``, bound into the
+/// signed bytes) and verifiers count it apart from the relay's own checkpoints. Filtering by tenant is impossible by
+/// design: leaving records out would break the links.
 ///
 /// ### Implementation
 /// Each chain is walked from where it starts, page by page, and every record is verified on the way
@@ -53,8 +55,10 @@ package struct AuditExport: Sendable {
         package var records: Int
         package var firstSeq: Int64
         package var lastSeq: Int64
-        /// Checkpoint lines written, the fresh one included.
+        /// Checkpoint lines written, the export-time one included.
         package var checkpoints: Int
+        /// Whether the section ends on a checkpoint signed at export time, not by the relay.
+        package var signedAtExport = false
         /// Whether the section's last record is covered by a checkpoint in the file.
         package var signedEnd: Bool
     }
@@ -179,10 +183,12 @@ package struct AuditExport: Sendable {
         guard var section else { return nil }
         if let signingKey, !section.signedEnd {
             let end = verification.head
-            let checkpoint = signingKey.checkpoint(chain: chain, seq: end.seq, link: end.link, time: now())
-            try write(AuditExportLine.checkpoint(checkpoint).encode())
+            let checkpoint = signingKey.checkpoint(
+                chain: chain, seq: end.seq, link: end.link, time: now(), madeAtExport: true)
+            try write(AuditExportLine.exportCheckpoint(checkpoint).encode())
             section.checkpoints += 1
             section.signedEnd = true
+            section.signedAtExport = true
         }
         return section
     }

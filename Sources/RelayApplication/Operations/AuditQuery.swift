@@ -26,7 +26,11 @@ package struct AuditQuery: Sendable {
     /// - Returns: How many records were written.
     @discardableResult
     package func run(write: (String) throws -> Void) async throws -> Int {
-        let renderer = AuditRenderer(format: format)
+        var names: [String: String] = [:]
+        if format == .table {
+            for tenant in try await store.tenants() { names[tenant.id] = tenant.name }
+        }
+        let renderer = AuditRenderer(format: format, tenantNames: names)
         if let header = renderer.headerLine { try write(header) }
         var written = 0
         var position: Int64 = 0

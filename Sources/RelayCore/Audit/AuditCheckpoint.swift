@@ -15,6 +15,10 @@ package import Foundation
 package struct AuditCheckpoint: Sendable, Equatable {
     /// The message type inside the signed bytes; a new format gets a new name.
     package static let messageType = "pushrelay-audit-checkpoint-v1"
+    /// The message type of a checkpoint signed by `audit export` when the file was written, rather than by the relay
+    /// as the records were written. It is part of the signed bytes, so an export-time signature cannot be passed off
+    /// as one of the relay's own checkpoints (its signature would no longer verify).
+    package static let exportMessageType = "pushrelay-audit-export-checkpoint-v1"
 
     package var chain: String
     package var seq: Int64
@@ -24,14 +28,22 @@ package struct AuditCheckpoint: Sendable, Equatable {
     package var keyID: String
     /// The 64-byte Ed25519 signature of ``signedMessage``.
     package var signature: [UInt8]
+    /// Whether `audit export` signed it when it wrote the file (an `exportCheckpoint` line), rather than the relay
+    /// when the records were written. Not a JSON field: the export line's kind carries it, and the signed message's
+    /// type binds it.
+    package var madeAtExport: Bool
 
-    package init(chain: String, seq: Int64, link: [UInt8], timeMillis: Int64, keyID: String, signature: [UInt8]) {
+    package init(
+        chain: String, seq: Int64, link: [UInt8], timeMillis: Int64, keyID: String, signature: [UInt8],
+        madeAtExport: Bool = false
+    ) {
         self.chain = chain
         self.seq = seq
         self.link = link
         self.timeMillis = timeMillis
         self.keyID = keyID
         self.signature = signature
+        self.madeAtExport = madeAtExport
     }
 
     /// The time of signing, at millisecond precision.
@@ -42,10 +54,13 @@ package struct AuditCheckpoint: Sendable, Equatable {
 
     /// The bytes the signature covers.
     package var signedMessage: [UInt8] {
-        Self.signedMessage(chain: chain, seq: seq, link: link, timeMillis: timeMillis, keyID: keyID)
+        Self.signedMessage(
+            chain: chain, seq: seq, link: link, timeMillis: timeMillis, keyID: keyID, madeAtExport: madeAtExport)
     }
 
-    static func signedMessage(chain: String, seq: Int64, link: [UInt8], timeMillis: Int64, keyID: String) -> [UInt8] {
+    static func signedMessage(
+        chain: String, seq: Int64, link: [UInt8], timeMillis: Int64, keyID: String, madeAtExport: Bool
+    ) -> [UInt8] {
         CanonicalJSON.encode(
             .object([
                 "chain": .string(chain),
@@ -53,7 +68,7 @@ package struct AuditCheckpoint: Sendable, Equatable {
                 "link": .string(AuditHex.encode(link)),
                 "time": .int(timeMillis),
                 "keyID": .string(keyID),
-                "type": .string(messageType),
+                "type": .string(madeAtExport ? exportMessageType : messageType),
             ]))
     }
 }
@@ -78,6 +93,10 @@ extension AuditCheckpoint: Codable, AuditJSONCoded {
     }
 
     init(json: JSONValue, path: String) throws(AuditFieldError) {
+        try self.init(json: json, path: path, madeAtExport: false)
+    }
+
+    init(json: JSONValue, path: String, madeAtExport: Bool) throws(AuditFieldError) {
         let reader = try AuditJSONReader(json, path: path, fields: Self.fields)
         self.init(
             chain: try reader.string("chain"),
@@ -86,7 +105,8 @@ extension AuditCheckpoint: Codable, AuditJSONCoded {
             timeMillis: try reader.int64("time"),
             keyID: try reader.string("keyID"),
             // Any length decodes; a wrong one is then reported as a bad signature, with the checkpoint's seq.
-            signature: try reader.hexBytes("signature", count: nil)
+            signature: try reader.hexBytes("signature", count: nil),
+            madeAtExport: madeAtExport
         )
     }
 }

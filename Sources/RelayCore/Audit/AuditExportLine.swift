@@ -9,7 +9,12 @@
 /// {"header":{"anchor":{"chain":"c1","link":"00…00","seq":0},"chain":"c1",…,"version":1}}
 /// {"record":{"chain":"c1","event":"push","link":"9f…","seq":1,"time":1800000000000,…}}
 /// {"checkpoint":{"chain":"c1","keyID":"…","link":"9f…","seq":1,"signature":"…","time":…}}
+/// {"exportCheckpoint":{"chain":"c1","keyID":"…","link":"a0…","seq":7,"signature":"…","time":…}}
 /// ```
+///
+/// An ``exportCheckpoint(_:)`` is a signature `audit export` made when it wrote the file, for a section whose last
+/// record the relay had not signed itself; it is signed with ``AuditCheckpoint/exportMessageType``, so it cannot be
+/// relabelled as a relay checkpoint, and verifiers report the two kinds apart.
 ///
 /// Bytes (links, signatures) are lowercase hex; times are milliseconds since 1970. Lines are written as canonical
 /// JSON, so a record line holds exactly the record's canonical bytes plus its link, and an auditor can recompute
@@ -18,6 +23,8 @@ package enum AuditExportLine: Sendable, Equatable {
     case header(AuditExportHeader)
     case record(AuditRecord)
     case checkpoint(AuditCheckpoint)
+    /// A checkpoint signed at export time (``AuditCheckpoint/madeAtExport`` is true).
+    case exportCheckpoint(AuditCheckpoint)
 
     /// The line's JSON text, without a line break.
     package func encode() -> String {
@@ -26,6 +33,7 @@ package enum AuditExportLine: Sendable, Equatable {
             case .header(let header): ("header", header.json)
             case .record(let record): ("record", record.json)
             case .checkpoint(let checkpoint): ("checkpoint", checkpoint.json)
+            case .exportCheckpoint(let checkpoint): ("exportCheckpoint", checkpoint.json)
             }
         return CanonicalJSON.string(.object([kind: body]))
     }
@@ -42,7 +50,7 @@ package enum AuditExportLine: Sendable, Equatable {
         guard case .object(let members) = value, members.count == 1, let member = members.first else {
             throw AuditExportError(
                 line: lineNumber, field: nil,
-                reason: "expected an object with exactly one key: header, record or checkpoint")
+                reason: "expected an object with exactly one key: header, record, checkpoint or exportCheckpoint")
         }
         let (kind, body) = (member.key, member.value)
         do throws(AuditFieldError) {
@@ -50,8 +58,12 @@ package enum AuditExportLine: Sendable, Equatable {
             case "header": return .header(try AuditExportHeader(json: body, path: kind))
             case "record": return .record(try AuditRecord(json: body, path: kind))
             case "checkpoint": return .checkpoint(try AuditCheckpoint(json: body, path: kind))
+            case "exportCheckpoint":
+                return .exportCheckpoint(try AuditCheckpoint(json: body, path: kind, madeAtExport: true))
             default:
-                throw AuditFieldError(field: "", reason: "unknown line kind \"\(kind)\" (header, record or checkpoint)")
+                throw AuditFieldError(
+                    field: "",
+                    reason: "unknown line kind \"\(kind)\" (header, record, checkpoint or exportCheckpoint)")
             }
         } catch {
             throw AuditExportError(

@@ -38,7 +38,7 @@ package struct AuditExportVerifier: Sendable {
                 throw AuditExportError(line: lineNumber, field: nil, reason: "a record before any header")
             }
             _ = current?.feed(record)
-        case .checkpoint(let checkpoint):
+        case .checkpoint(let checkpoint), .exportCheckpoint(let checkpoint):
             guard current != nil else {
                 throw AuditExportError(line: lineNumber, field: nil, reason: "a checkpoint before any header")
             }

@@ -4,27 +4,32 @@ extension AuditRenderer {
         var title: String
         var width: Int
         var alignRight = false
-        var value: @Sendable (AuditRecord) -> String?
+        /// The record, and tenant names by id.
+        var value: @Sendable (AuditRecord, [String: String]) -> String?
     }
 
-    /// The table's columns, in order: time, event, tenant, provider, token fingerprint, critical, outcome, upstream
-    /// status, latency.
+    /// The table's columns, in order: time, event, tenant (its name where known, else its id), provider, token
+    /// fingerprint, critical, outcome, upstream status, latency, actor.
     static let tableColumns: [TableColumn] = [
-        TableColumn(title: "TIME", width: 24) { AuditTime.iso8601(millis: $0.timeMillis) },
-        TableColumn(title: "EVENT", width: 9) { $0.event.rawValue },
-        TableColumn(title: "TENANT", width: 16) { $0.tenantID },
-        TableColumn(title: "PROVIDER", width: 8) { $0.provider },
-        TableColumn(title: "TOKEN", width: 16) { $0.tokenFingerprint },
-        TableColumn(title: "CRITICAL", width: 8) { $0.critical.map { $0 ? "yes" : "no" } },
-        TableColumn(title: "OUTCOME", width: 24) { $0.outcome },
-        TableColumn(title: "STATUS", width: 6, alignRight: true) { $0.upstreamStatus.map(String.init) },
-        TableColumn(title: "LATENCY", width: 9, alignRight: true) { $0.latencyMillis.map { "\($0) ms" } },
+        TableColumn(title: "TIME", width: 24) { record, _ in AuditTime.iso8601(millis: record.timeMillis) },
+        TableColumn(title: "EVENT", width: 9) { record, _ in record.event.rawValue },
+        TableColumn(title: "TENANT", width: 20) { record, names in record.tenantID.map { names[$0] ?? $0 } },
+        TableColumn(title: "PROVIDER", width: 8) { record, _ in record.provider },
+        TableColumn(title: "TOKEN", width: 16) { record, _ in record.tokenFingerprint },
+        TableColumn(title: "CRITICAL", width: 8) { record, _ in record.critical.map { $0 ? "yes" : "no" } },
+        TableColumn(title: "OUTCOME", width: 24) { record, _ in record.outcome },
+        TableColumn(title: "STATUS", width: 6, alignRight: true) { record, _ in record.upstreamStatus.map(String.init)
+        },
+        TableColumn(title: "LATENCY", width: 9, alignRight: true) { record, _ in
+            record.latencyMillis.map { "\($0) ms" }
+        },
+        TableColumn(title: "ACTOR", width: 24) { record, _ in record.actor },
     ]
 
     static let columnSeparator = "  "
 
-    static func tableLine(_ record: AuditRecord) -> String {
-        tableRow(tableColumns.map { $0.value(record) ?? "" })
+    func tableLine(_ record: AuditRecord) -> String {
+        Self.tableRow(Self.tableColumns.map { $0.value(record, tenantNames) ?? "" })
     }
 
     /// Pads or cuts each cell to its column and trims the line's trailing spaces.

@@ -17,9 +17,12 @@
 /// Lines carry no line break; the caller adds one (`\n`; CSV readers accept it as well as RFC 4180's CRLF).
 package struct AuditRenderer: Sendable {
     package var format: AuditFormat
+    /// Tenant names by id, for the table's TENANT column (records hold ids, which stay when a tenant is renamed).
+    package var tenantNames: [String: String]
 
-    package init(format: AuditFormat) {
+    package init(format: AuditFormat, tenantNames: [String: String] = [:]) {
         self.format = format
+        self.tenantNames = tenantNames
     }
 
     /// The column header line, or `nil` for JSON Lines, which has none.
@@ -36,7 +39,7 @@ package struct AuditRenderer: Sendable {
         switch format {
         case .jsonl: Self.jsonLine(record)
         case .csv: Self.csvLine(record)
-        case .table: Self.tableLine(record)
+        case .table: tableLine(record)
         }
     }
 

@@ -42,13 +42,16 @@ package struct AuditSigningKey: Sendable {
     /// Not throwing: Ed25519 signing cannot fail for a valid key (swift-crypto's signature is only declared
     /// `throws`). Should the library ever report a failure, the checkpoint carries an empty signature, which no
     /// verifier accepts, so the failure shows up as a bad checkpoint rather than as a silently trusted one.
-    package func checkpoint(chain: String, seq: Int64, link: [UInt8], time: Date) -> AuditCheckpoint {
+    package func checkpoint(
+        chain: String, seq: Int64, link: [UInt8], time: Date, madeAtExport: Bool = false
+    ) -> AuditCheckpoint {
         let keyID = publicKey.keyID
         let timeMillis = AuditTime.millis(time)
         let message = AuditCheckpoint.signedMessage(
-            chain: chain, seq: seq, link: link, timeMillis: timeMillis, keyID: keyID)
+            chain: chain, seq: seq, link: link, timeMillis: timeMillis, keyID: keyID, madeAtExport: madeAtExport)
         let signature = (try? key.signature(for: message)).map { Array($0) } ?? []
         return AuditCheckpoint(
-            chain: chain, seq: seq, link: link, timeMillis: timeMillis, keyID: keyID, signature: signature)
+            chain: chain, seq: seq, link: link, timeMillis: timeMillis, keyID: keyID, signature: signature,
+            madeAtExport: madeAtExport)
     }
 }

@@ -42,7 +42,7 @@ extension AuditVerifier {
         guard checkpoint.link == lastLink else {
             return bad("its link differs from the records' (records up to seq \(seq) were rewritten)")
         }
-        if publicKey != nil { markSigned() }
+        if publicKey != nil { markSigned(atExport: checkpoint.madeAtExport) }
         return nil
     }
 }

@@ -40,6 +40,10 @@ package struct AuditVerifier: Sendable {
     var recordsVerified = 0
     var firstSeq: Int64?
     var checkpointsVerified = 0
+    /// Checkpoints signed at export time whose signature and link were both checked.
+    var exportCheckpointsVerified = 0
+    /// The seq the last valid checkpoint covers, the relay's own or an export's.
+    var lastSignedSeq: Int64?
     /// The first verified record not yet covered by a valid checkpoint, if any.
     var firstUnsigned: (seq: Int64, position: Int)?
     var state: State = .verifying
@@ -152,7 +156,8 @@ package struct AuditVerifier: Sendable {
         }
         return AuditVerification(
             chain: chain, recordsVerified: recordsVerified, firstSeq: firstSeq, lastSeq: lastSeq,
-            lastLink: lastLink, checkpointsVerified: checkpointsVerified, problem: problem)
+            lastLink: lastLink, checkpointsVerified: checkpointsVerified, problem: problem,
+            exportCheckpointsVerified: exportCheckpointsVerified, lastSignedSeq: lastSignedSeq)
     }
 
     mutating func stop(_ problem: AuditProblem) -> AuditProblem {
@@ -168,8 +173,9 @@ package struct AuditVerifier: Sendable {
     }
 
     /// Records that a valid checkpoint covers everything verified so far.
-    mutating func markSigned() {
-        checkpointsVerified += 1
+    mutating func markSigned(atExport: Bool) {
+        if atExport { exportCheckpointsVerified += 1 } else { checkpointsVerified += 1 }
+        lastSignedSeq = lastSeq
         firstUnsigned = nil
     }
 }

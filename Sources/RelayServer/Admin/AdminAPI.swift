@@ -57,6 +57,10 @@ struct AdminAPI: Sendable {
         admin.delete("tenants/:id/keys/:keyID") { request, context in try await revokeKey(request, context: context) }
         admin.get("tenants/:id/usage") { request, context in try await usage(request, context: context) }
         admin.get("audit") { request, context in try await audit(request, context: context) }
+        admin.get("keys/:keyID") { request, context in try await findKey(request, context: context) }
+        admin.get("operators") { request, context in try await listOperators(request, context: context) }
+        admin.post("operators") { request, context in try await createOperator(request, context: context) }
+        admin.delete("operators/:name") { request, context in try await revokeOperator(request, context: context) }
     }
 
     // MARK: - Shared steps

@@ -51,9 +51,9 @@ enum AdminError {
                     issues: violations.map { ValidationIssue(JSONPath($0.field.rawValue), $0.message) }
                 )
             )
-        case .tenantNotFound, .keyNotFound:
+        case .tenantNotFound, .keyNotFound, .operatorNotFound:
             RelayHTTPError(.notFound, code: "NOT_FOUND", message: failure.message)
-        case .tenantDeleted, .nameTaken, .keyNotActive, .tooManyActiveKeys:
+        case .tenantDeleted, .nameTaken, .keyNotActive, .tooManyActiveKeys, .operatorNameTaken:
             conflict(failure.message)
         case .storeUnavailable:
             storeUnavailable

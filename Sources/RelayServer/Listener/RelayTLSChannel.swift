@@ -83,14 +83,13 @@ package struct RelayTLSChannel: HTTPChannelHandler {
     }
 
     package let responder: Responder
-    private let sslContext: NIOSSLContext
+    /// Read per connection, so that a reloaded certificate serves the connections after it.
+    private let certificates: TLSCertificates
     private let http1: HTTP1Channel
     private let settings: RelayHTTP2Settings
 
-    package init(responder: @escaping Responder, tls: TLSConfiguration, settings: RelayHTTP2Settings) throws {
-        var tls = tls
-        tls.applicationProtocols = ["h2", "http/1.1"]
-        self.sslContext = try NIOSSLContext(configuration: tls)
+    package init(responder: @escaping Responder, certificates: TLSCertificates, settings: RelayHTTP2Settings) {
+        self.certificates = certificates
         self.responder = responder
         self.settings = settings
         self.http1 = HTTP1Channel(responder: responder, configuration: .init(idleTimeout: settings.idleTimeout))
@@ -99,7 +98,7 @@ package struct RelayTLSChannel: HTTPChannelHandler {
     package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
-            try sync.addHandler(NIOSSLServerHandler(context: self.sslContext))
+            try sync.addHandler(NIOSSLServerHandler(context: self.certificates.current))
             let negotiation = NIOTypedApplicationProtocolNegotiationHandler<
                 NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Connection>
             > { result, channel in

@@ -25,6 +25,8 @@ package struct RelayRequestContext: RequestContext {
     package var identity: TenantIdentity?
     /// The operator whose token authenticated the request, set by ``OperatorAuthentication`` on `/admin/v1`.
     package var operatorRecord: OperatorRecord?
+    /// The tenant and key authentication found, for the responder's access line (a reference: see its comment).
+    package let attribution = RequestAttribution()
 
     package init(source: Source) {
         self.coreContext = .init(source: source)

@@ -25,6 +25,8 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
             context.pathKey = key
         }
         let requestID = request.headers[.requestID].flatMap { Self.acceptable($0) } ?? Self.makeID()
+        // One request id in the logs: the relay's (echoed in X-Request-ID), not also Hummingbird's own.
+        context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "relay.request.id"] = "\(requestID)"
         let client = relay.settings.trustedProxies.client(
             peer: context.peerAddress,
@@ -64,18 +66,26 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
         response.headers[.requestID] = requestID
         let route = (context.pathKey == nil ? "" : TenantPathKey.template) + (context.endpointPath ?? "unknown")
         let elapsed = started.duration(to: .now)
-        context.logger.debug(
-            "Request finished",
-            metadata: [
-                "http.method": "\(request.method.rawValue)", "http.route": "\(route)",
-                "http.status": "\(response.status.code)",
-                "http.duration_ms":
-                    "\(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)",
-            ]
-        )
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        // The access line: one per request at `info`, with the route template (never the raw path, which may
+        // hold a key) and numbers as numbers (the JSON log handler keeps them so).
+        var access: Logger.Metadata = [
+            "http.method": .string(request.method.rawValue), "http.route": .string(route),
+            "http.status": .stringConvertible(Int(response.status.code)),
+            "http.duration_ms": .stringConvertible((seconds * 1_000_000).rounded() / 1_000),
+            "client.address": .string(context.origin.client ?? "unknown"),
+        ]
+        if let tenantID = context.attribution.tenantID { access["relay.tenant.id"] = .string(tenantID) }
+        if let keyID = context.attribution.keyID { access["relay.key.id"] = .string(keyID) }
+        context.logger.info("Request", metadata: access)
         Counter(
             label: "relay_http_requests_total", dimensions: [("route", route), ("status", "\(response.status.code)")]
         ).increment()
+        Timer(
+            label: "relay_http_request_duration_seconds",
+            dimensions: [("route", route), ("status_class", "\(response.status.code / 100)xx")],
+            preferredDisplayUnit: .seconds
+        ).recordNanoseconds(Int64(seconds * 1e9))
         return response
     }
 

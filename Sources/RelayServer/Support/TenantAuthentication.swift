@@ -1,5 +1,6 @@
 import Hummingbird
 import RelayApplication
+import RelayStore
 
 /// Authenticates the tenant key of a tenant route before its handler runs: the key in the path (`/t/<key>/…`, taken
 /// out by ``RelayResponder``) or else the `Authorization: Bearer` one.
@@ -24,6 +25,7 @@ struct TenantAuthentication: RouterMiddleware {
         }
         var context = context
         context.identity = identity
+        context.attribution.set(tenantID: identity.tenant.id, keyID: identity.keyID)
         return try await RefusalSubject(identity).attributing { try await next(request, context) }
     }
 }

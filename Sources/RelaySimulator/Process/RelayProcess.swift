@@ -113,7 +113,7 @@ package final class RelayProcess: Sendable {
 
     /// Returns once the log says the listener is bound; throws with the log when the process ends first.
     package func waitUntilListening() async throws {
-        for await line in lines where line.contains("PushRelay listening") { return }
+        for await line in lines where line.contains("PushRelay started") { return }
         throw Failure("pushrelay serve ended before listening:\n" + recentLog())
     }
 

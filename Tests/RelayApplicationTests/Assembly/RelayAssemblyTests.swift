@@ -76,7 +76,8 @@ struct RelayAssemblyTests {
     @Test func aRelayBuiltFromAConfigurationFileIsTheOneItDescribesAndDeliversThroughIt() async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("relay-assembly-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // The database's folder (the store refuses to invent one).
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let credentials = try SimulatorCredentials()
         let simulator = try await ProviderSimulator.start(configuration: credentials.simulatorConfiguration())
@@ -201,6 +202,23 @@ struct RelayAssemblyTests {
             .appendingPathComponent("relay-assembly-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let missing = RelayConfiguration(store: .init(url: "sqlite://typo/relay.db", directory: directory))
+        let missingError = await #expect(throws: RelayAssemblyError.self) {
+            _ = try await RelayAssembly.openStore(missing)
+        }
+        #expect(missingError?.description.contains("typo of the SQLite database does not exist") == true)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/typo"), "no folder made for a typo")
+        #expect(missing.store.folderProblem != nil, "check-config reports it too")
+
+        // A new database is announced (createdFile) and readable by its owner only.
+        let fresh = RelayConfiguration(store: .init(url: "sqlite://fresh.db", directory: directory))
+        let store = try #require(try await RelayAssembly.openStore(fresh) as? SQLiteStore)
+        #expect(store.createdFile)
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/fresh.db")
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let again = try #require(try await RelayAssembly.openStore(fresh) as? SQLiteStore)
+        #expect(!again.createdFile, "an existing database is not new")
+
         // A file where the database's folder should be.
         try "not a folder".write(toFile: directory + "/data", atomically: true, encoding: .utf8)
         let unopenable = RelayConfiguration(store: .init(url: "sqlite://data/relay.db", directory: directory))

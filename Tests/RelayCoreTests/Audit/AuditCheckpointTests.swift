@@ -63,7 +63,7 @@ import Testing
         for line in lines {
             switch line {
             case .record(let record): _ = verifier.feed(record)
-            case .checkpoint(let checkpoint): _ = verifier.feed(checkpoint)
+            case .checkpoint(let checkpoint), .exportCheckpoint(let checkpoint): _ = verifier.feed(checkpoint)
             case .header: Issue.record("no headers here")
             }
         }

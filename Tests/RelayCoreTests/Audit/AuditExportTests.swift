@@ -131,12 +131,15 @@ import Testing
     @Test(
         arguments: [
             ("{not json", nil, "not valid JSON"),
-            (#"["record"]"#, nil, "expected an object with exactly one key: header, record or checkpoint"),
+            (
+                #"["record"]"#, nil,
+                "expected an object with exactly one key: header, record, checkpoint or exportCheckpoint"
+            ),
             (
                 #"{"record":{},"checkpoint":{}}"#, nil,
-                "expected an object with exactly one key: header, record or checkpoint"
+                "expected an object with exactly one key: header, record, checkpoint or exportCheckpoint"
             ),
-            (#"{"footer":{}}"#, nil, #"unknown line kind "footer" (header, record or checkpoint)"#),
+            (#"{"footer":{}}"#, nil, #"unknown line kind "footer" (header, record, checkpoint or exportCheckpoint)"#),
             (#"{"record":[]}"#, "record", "expected an object, got an array"),
             (
                 #"{"record":{"chain":"c","seq":"1","time":0,"event":"push","link":""}}"#, "record.seq",

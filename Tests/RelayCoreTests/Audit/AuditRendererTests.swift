@@ -39,14 +39,14 @@ import Testing
     }
 
     @Test func tableHasFixedWidthColumnsAndNoBeforeOrAfter() {
-        let renderer = AuditRenderer(format: .table)
+        let renderer = AuditRenderer(format: .table, tenantNames: ["acme": "Acme Corp"])
         let expected = [
-            "TIME                      EVENT      TENANT            PROVIDER  TOKEN             CRITICAL  "
-                + "OUTCOME                   STATUS    LATENCY",
-            "2027-01-15T08:00:00.123Z  push       acme              apns      3f9a0c11d2e4b5a…  yes       "
+            "TIME                      EVENT      TENANT                PROVIDER  TOKEN             CRITICAL  "
+                + "OUTCOME                   STATUS    LATENCY  ACTOR",
+            "2027-01-15T08:00:00.123Z  push       Acme Corp             apns      3f9a0c11d2e4b5a…  yes       "
                 + "ok                           200      87 ms",
-            "2027-01-15T08:01:00.000Z  admin      a-tenant-with-a…                                        "
-                + "tenant.update",
+            "2027-01-15T08:01:00.000Z  admin      a-tenant-with-a-lon…                                        "
+                + "tenant.update                                operator:alice",
         ]
         #expect([renderer.headerLine ?? ""] + records.map { renderer.line(for: $0) } == expected)
         #expect(!renderer.line(for: records[1]).contains("rate"))
