@@ -90,8 +90,12 @@ struct BenchRelay {
     }
 
     /// Starts `pushrelay serve` and returns once it listens.
-    func start() async throws -> RelayProcess {
-        let process = try RelayProcess(executable: executable, config: configPath)
+    ///
+    /// - Parameter quiet: the relay logs at `warning`: no access line per request, as a throughput run wants (and as
+    ///   builds before the access line ran). Its start line is then not logged: the caller waits for `/readyz`.
+    func start(quiet: Bool = false) async throws -> RelayProcess {
+        let process = try RelayProcess(executable: executable, config: configPath, logLevel: quiet ? "warning" : "info")
+        guard !quiet else { return process }
         do {
             try await process.waitUntilListening()
         } catch {

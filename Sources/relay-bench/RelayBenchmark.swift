@@ -92,7 +92,7 @@ struct RelayBenchmark: AsyncParsableCommand {
             simulator: simulator, credentials: credentials, transport: relayTransport.rawValue
         )
         let key = try bench.createTenant("bench")
-        let relay = try await bench.start()
+        let relay = try await bench.start(quiet: true)
         defer { relay.kill(SIGKILL) }
 
         let url = bench.url

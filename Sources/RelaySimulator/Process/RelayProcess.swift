@@ -113,7 +113,10 @@ package final class RelayProcess: Sendable {
 
     /// Returns once the log says the listener is bound; throws with the log when the process ends first.
     package func waitUntilListening() async throws {
-        for await line in lines where line.contains("PushRelay started") { return }
+        // "PushRelay listening" is the start line of builds before 2026-11-25, which `relay-bench` still runs.
+        for await line in lines where line.contains("PushRelay started") || line.contains("PushRelay listening") {
+            return
+        }
         throw Failure("pushrelay serve ended before listening:\n" + recentLog())
     }
 
