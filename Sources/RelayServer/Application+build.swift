@@ -17,6 +17,8 @@ package struct RelayApplicationParts: Sendable {
     package var tls: (certificateChain: String, privateKey: String)?
     /// Limits and timeouts of HTTP/2 connections on the TLS listener.
     package var http2: RelayHTTP2Settings
+    /// Timeouts of every connection (plain and TLS, HTTP/1.1 and HTTP/2), and how many may be open at once.
+    package var connections: ConnectionLimits
     /// Renders the Prometheus exposition for `GET /metrics`.
     package var metrics: (@Sendable () async -> String)?
     /// Services that run with the application, in start order (upstream clients first, so that they close last).
@@ -31,6 +33,7 @@ package struct RelayApplicationParts: Sendable {
         port: Int = 8080,
         tls: (certificateChain: String, privateKey: String)? = nil,
         http2: RelayHTTP2Settings = RelayHTTP2Settings(),
+        connections: ConnectionLimits = ConnectionLimits(),
         metrics: (@Sendable () async -> String)? = nil,
         services: [any Service] = [],
         logger: Logger = Logger(label: "pushrelay"),
@@ -41,6 +44,7 @@ package struct RelayApplicationParts: Sendable {
         self.port = port
         self.tls = tls
         self.http2 = http2
+        self.connections = connections
         self.metrics = metrics
         self.services = services
         self.logger = logger
@@ -57,7 +61,7 @@ package func buildRouter(_ parts: RelayApplicationParts) -> RelayResponderBuilde
     let router = Router(context: RelayRequestContext.self)
     router.add(middleware: RefusalAuditMiddleware(relay: parts.relay))
     let tenantRoutes = router.group()
-        .add(middleware: TenantAuthentication(authenticator: parts.relay.authenticator))
+        .add(middleware: TenantAuthentication(relay: parts.relay))
         .group(context: TenantRequestContext.self)
     NativeAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
     ExpoAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
@@ -81,6 +85,7 @@ package struct RelayResponderBuilder: HTTPResponderBuilder {
 /// in reverse order.
 package func buildApplication(_ parts: RelayApplicationParts) throws -> some ApplicationProtocol {
     let server: HTTPServerBuilder
+    let limits = parts.connections
     if let tls = parts.tls {
         let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.certificateChain.utf8)).map {
             NIOSSLCertificateSource.certificate($0)
@@ -90,15 +95,19 @@ package func buildApplication(_ parts: RelayApplicationParts) throws -> some App
             certificateChain: chain, privateKey: .privateKey(key))
         let settings = parts.http2
         server = HTTPServerBuilder { responder in
-            try RelayTLSChannel(responder: responder, tls: configuration, settings: settings)
+            try RelayTLSChannel(responder: responder, tls: configuration, settings: settings, limits: limits)
         }
     } else {
-        server = .http1()
+        server = .http1(configuration: RelayTLSChannel.http1Configuration(limits))
     }
     return Application(
         router: buildRouter(parts),
         server: server,
-        configuration: .init(address: .hostname(parts.host, port: parts.port), serverName: nil),
+        configuration: .init(
+            address: .hostname(parts.host, port: parts.port),
+            serverName: nil,
+            availableConnectionsDelegate: OpenConnections(limit: limits.maxConnections)
+        ),
         // Start order; shutdown runs in reverse after the listener stops: the delivery queue drains first, then the
         // other services, and the upstream clients (listed first by the caller) close last.
         // The commit queue stops after the delivery queue, so the last outcomes are committed.

@@ -45,6 +45,7 @@ struct ServeCommand: AsyncParsableCommand {
                 host: configuration.server.listen.host,
                 port: configuration.server.listen.port,
                 tls: tls,
+                connections: ConnectionLimits(configuration.server),
                 metrics: {
                     Bootstrap.recordPoolGauges(assembly.poolStatistics())
                     return Bootstrap.exposition()
