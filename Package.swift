@@ -296,11 +296,13 @@ let package = Package(
     ]
 )
 
-// libFuzzer targets (scripts/fuzz.sh): declared only when RELAY_FUZZ is set, because libFuzzer supplies their `main`
-// and a build without `-sanitize=fuzzer` could not link them.
+// libFuzzer targets (scripts/fuzz.sh): declared only when RELAY_FUZZ is set, because they call libFuzzer's driver
+// (Fuzz/CRelayFuzzMain), which only a build with `-sanitize=fuzzer` links.
 if Context.environment["RELAY_FUZZ"] != nil {
-    package.targets.append(
+    package.targets += [
+        .target(name: "CRelayFuzzMain", path: "Fuzz/CRelayFuzzMain"),
         .executableTarget(
-            name: "relay-fuzz", dependencies: ["RelayCore"], path: "Fuzz/relay-fuzz", swiftSettings: swiftSettings)
-    )
+            name: "relay-fuzz", dependencies: ["RelayCore", "CRelayFuzzMain"], path: "Fuzz/relay-fuzz",
+            swiftSettings: swiftSettings),
+    ]
 }
