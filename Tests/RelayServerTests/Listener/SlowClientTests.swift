@@ -69,12 +69,11 @@ struct SlowClientTests {
 
     /// A raw connection: plain TCP, or TLS offering `alpn` and trusting `caFile`.
     static func connect(_ listener: Listener, alpn: [String] = ["http/1.1"]) async throws -> Connection {
-        var context: NIOSSLContext?
-        if let caFile = listener.caFile {
+        let context: NIOSSLContext? = try listener.caFile.map { caFile in
             var configuration = TLSConfiguration.makeClientConfiguration()
             configuration.trustRoots = .file(caFile)
             configuration.applicationProtocols = alpn
-            context = try NIOSSLContext(configuration: configuration)
+            return try NIOSSLContext(configuration: configuration)
         }
         return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: listener.port) { channel in
@@ -156,6 +155,20 @@ struct SlowClientTests {
             #expect(answer.hasPrefix("HTTP/1.1 413"))
             #expect(answer.lowercased().contains("connection: close"))
             #expect(answer.contains("PAYLOAD_TOO_LARGE"))
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func anIdleKeepAliveConnectionIsClosed(tls: Bool) async throws {
+        var limits = Self.short
+        limits.headerTimeout = .seconds(10)
+        limits.idleTimeout = .milliseconds(200)
+        try await Self.withListener(tls: tls, limits: limits) { listener in
+            // One whole request answered, then nothing: Hummingbird's idle timeout closes the connection.
+            let answer = try await Self.sendAndReadUntilClosed(
+                try await Self.connect(listener), "GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 200"))
+            #expect(!answer.lowercased().contains("connection: close"))
         }
     }
 
