@@ -111,7 +111,11 @@ package func buildApplication(_ parts: RelayApplicationParts) throws -> some App
         // Start order; shutdown runs in reverse after the listener stops: the delivery queue drains first, then the
         // other services, and the upstream clients (listed first by the caller) close last.
         // The commit queue stops after the delivery queue, so the last outcomes are committed.
-        services: parts.services + [parts.relay.commits, parts.relay.queue],
+        // The last tallies of refusals without a key are written after the delivery queue has drained and before the
+        // commit queue stops.
+        services: parts.services + [
+            parts.relay.commits, AnonymousRefusalsService(relay: parts.relay), parts.relay.queue,
+        ],
         onServerRunning: { channel in await parts.onServerRunning(channel.localAddress?.port) },
         logger: parts.logger
     )

@@ -57,7 +57,6 @@ package struct MaintenanceService: Service, CustomStringConvertible {
             }
         }
         try? await relay.authenticator.flushUsage()
-        await relay.flushAnonymousRefusals(all: true)
     }
 
     /// Prunes old audit records and records each pruning in the relay's own chain, through the commit queue (the
@@ -92,5 +91,23 @@ package struct ExpoReceiptService: Service, CustomStringConvertible {
 
     package func run() async throws {
         await cancelWhenGracefulShutdown { await poller.run() }
+    }
+}
+
+/// Writes the last tallies of refusals without a valid key (``AnonymousRefusals``) on shutdown, while the commit queue
+/// still runs: it is listed just after the commit queue, so it stops just before it. The rounds before are the
+/// maintenance service's.
+package struct AnonymousRefusalsService: Service, CustomStringConvertible {
+    package var description: String { "AnonymousRefusalsService" }
+
+    let relay: Relay
+
+    package init(relay: Relay) {
+        self.relay = relay
+    }
+
+    package func run() async throws {
+        try? await gracefulShutdown()
+        await relay.flushAnonymousRefusals(all: true)
     }
 }

@@ -14,9 +14,9 @@ import NIOHTTPTypes
 ///
 /// It also answers RFC 9112 §9.6 for responses sent before the request's body has arrived whole (a 401 or 413 after
 /// the headers, a `Content-Length` over the limit refused before reading): on HTTP/1.1 the response says
-/// `Connection: close` and the connection closes once it is written; on HTTP/2 the stream is closed (RST_STREAM)
-/// after the response, RFC 9113 §8.1's way of telling the client to stop sending. Either way the rest of the body is
-/// never waited for.
+/// `Connection: close` and the connection closes once it is written, so the rest of the body is never waited for. On
+/// HTTP/2 the stream is left to the body timeout: resetting it right after the response (RFC 9113 §8.1) raced the
+/// response's own frames in swift-nio-http2, and a client that reads the answer stops sending anyway.
 final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -46,7 +46,7 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let mode: Mode
     private var phase = Phase.awaitingFirstHead
     private var timer: Scheduled<Void>?
-    /// The response started before the request's body ended: close once it is written.
+    /// The response started before the request's body ended (HTTP/1.1): close once it is written.
     private var closeAfterResponse = false
 
     init(limits: ConnectionLimits, mode: Mode) {
@@ -90,9 +90,9 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch self.unwrapOutboundIn(data) {
-        case .head(var response) where self.phase == .readingBody && response.status.kind != .informational:
+        case .head(var response)
+        where self.mode == .http1Connection && self.phase == .readingBody && response.status.kind != .informational:
             self.closeAfterResponse = true
-            guard self.mode == .http1Connection else { break }
             response.headerFields[.connection] = "close"
             context.write(self.wrapOutboundOut(.head(response)), promise: promise)
             return

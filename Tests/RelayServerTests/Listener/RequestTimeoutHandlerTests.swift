@@ -99,7 +99,7 @@ import Testing
         #expect(!channel.isActive)
     }
 
-    @Test func anHTTP2StreamAnsweredBeforeItsBodyEndsIsClosedWithoutAConnectionHeader() throws {
+    @Test func anHTTP2StreamAnsweredBeforeItsBodyEndsIsLeftToTheBodyTimeout() throws {
         let channel = try Self.channel(.http2Stream)
         try channel.writeInbound(Self.head)
         try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .unauthorized)))
@@ -109,6 +109,8 @@ import Testing
         }
         #expect(response.headerFields[.connection] == nil)
         try channel.writeOutbound(HTTPResponsePart.end(nil))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(30))
         #expect(!channel.isActive)
     }
 }

@@ -189,7 +189,7 @@ struct SlowClientTests {
                     headers: [("authorization", "Bearer \(listener.key)"), ("content-type", "application/json")],
                     body: Array("{\"m".utf8))
             }
-            // Without one, the 401 comes at once and the stream is then reset: the body is not waited for.
+            // Without one, the 401 comes at once, and the stream is reset at the body timeout.
             let (response, reset) = try await client.requestLeavingStreamOpen(
                 method: "POST", path: "/v1/push", headers: [("content-type", "application/json")],
                 body: Array("{\"m".utf8))
