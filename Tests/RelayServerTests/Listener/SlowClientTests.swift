@@ -189,7 +189,17 @@ struct SlowClientTests {
                     headers: [("authorization", "Bearer \(listener.key)"), ("content-type", "application/json")],
                     body: Array("{\"m".utf8))
             }
-            // Without one, the 401 comes at once, and the stream is reset at the body timeout.
+            await client.close()
+        }
+    }
+
+    @Test func anHTTP2StreamAnsweredBeforeItsBodyEndsIsResetAtTheBodyTimeout() async throws {
+        // A body timeout long enough for the answer to come first on a loaded machine.
+        var limits = Self.short
+        limits.bodyTimeout = .seconds(3)
+        try await Self.withListener(tls: true, limits: limits) { listener in
+            let client = try await HTTP2TestClient.connect(port: listener.port, trusting: try #require(listener.caFile))
+            // Without a key, the 401 comes at once; the stream, whose body never ends, is reset at the body timeout.
             let (response, reset) = try await client.requestLeavingStreamOpen(
                 method: "POST", path: "/v1/push", headers: [("content-type", "application/json")],
                 body: Array("{\"m".utf8))
