@@ -128,6 +128,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -182,6 +183,10 @@ let package = Package(
                 "RelayCore", "RelayHTTP2", "RelaySimulator", "CJemallocConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // `hostile`: slow TLS clients, written byte by byte.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings,
             linkerSettings: jemalloc
@@ -227,6 +232,11 @@ let package = Package(
                 "RelayProviders", "RelayStore",
                 "RelayStorePostgres",
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                // The listener's timeouts on an `EmbeddedChannel`, whose event loop's time the test advances.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -295,3 +305,14 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets (scripts/fuzz.sh): declared only when RELAY_FUZZ is set, because they call libFuzzer's driver
+// (Fuzz/CRelayFuzzMain), which only a build with `-sanitize=fuzzer` links.
+if Context.environment["RELAY_FUZZ"] != nil {
+    package.targets += [
+        .target(name: "CRelayFuzzMain", path: "Fuzz/CRelayFuzzMain"),
+        .executableTarget(
+            name: "relay-fuzz", dependencies: ["RelayCore", "CRelayFuzzMain"], path: "Fuzz/relay-fuzz",
+            swiftSettings: swiftSettings),
+    ]
+}

@@ -17,6 +17,8 @@ package struct RelayApplicationParts: Sendable {
     package var tls: (certificateChain: String, privateKey: String)?
     /// Limits and timeouts of HTTP/2 connections on the TLS listener.
     package var http2: RelayHTTP2Settings
+    /// Timeouts of every connection (plain and TLS, HTTP/1.1 and HTTP/2), and how many may be open at once.
+    package var connections: ConnectionLimits
     /// Renders the Prometheus exposition for `GET /metrics`.
     package var metrics: (@Sendable () async -> String)?
     /// Services that run with the application, in start order (upstream clients first, so that they close last).
@@ -35,6 +37,7 @@ package struct RelayApplicationParts: Sendable {
         port: Int = 8080,
         tls: (certificateChain: String, privateKey: String)? = nil,
         http2: RelayHTTP2Settings = RelayHTTP2Settings(),
+        connections: ConnectionLimits = ConnectionLimits(),
         metrics: (@Sendable () async -> String)? = nil,
         services: [any Service] = [],
         // Silent unless given: `serve` and `demo` pass theirs, and tests that build an application without one would
@@ -49,6 +52,7 @@ package struct RelayApplicationParts: Sendable {
         self.port = port
         self.tls = tls
         self.http2 = http2
+        self.connections = connections
         self.metrics = metrics
         self.services = services
         self.logger = logger
@@ -67,7 +71,7 @@ package func buildRouter(_ parts: RelayApplicationParts) -> RelayResponderBuilde
     let router = Router(context: RelayRequestContext.self)
     router.add(middleware: RefusalAuditMiddleware(relay: parts.relay))
     let tenantRoutes = router.group()
-        .add(middleware: TenantAuthentication(authenticator: parts.relay.authenticator))
+        .add(middleware: TenantAuthentication(relay: parts.relay))
         .group(context: TenantRequestContext.self)
     NativeAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
     ExpoAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
@@ -91,26 +95,34 @@ package struct RelayResponderBuilder: HTTPResponderBuilder {
 /// in reverse order.
 package func buildApplication(_ parts: RelayApplicationParts) throws -> some ApplicationProtocol {
     let server: HTTPServerBuilder
+    let limits = parts.connections
     if let tls = parts.tls {
         let certificates =
             try parts.certificates
             ?? TLSCertificates(certificateChain: tls.certificateChain, privateKey: tls.privateKey)
         let settings = parts.http2
         server = HTTPServerBuilder { responder in
-            RelayTLSChannel(responder: responder, certificates: certificates, settings: settings)
+            RelayTLSChannel(responder: responder, certificates: certificates, settings: settings, limits: limits)
         }
     } else {
-        server = .http1()
+        server = .http1(configuration: RelayTLSChannel.http1Configuration(limits))
     }
     return Application(
         router: buildRouter(parts),
         server: server,
-        configuration: .init(address: .hostname(parts.host, port: parts.port), serverName: nil),
+        configuration: .init(
+            address: .hostname(parts.host, port: parts.port),
+            serverName: nil,
+            availableConnectionsDelegate: OpenConnections(limit: limits.maxConnections)
+        ),
         // Start order; shutdown runs in reverse after the listener stops: the delivery queue drains first, then the
         // other services, and the upstream clients (listed first by the caller) close last.
         // The commit queue stops after the delivery queue, so the last outcomes are committed.
-        services: parts.services + [parts.relay.commits, parts.relay.queue]
-            + (parts.shutdownAnnouncer.map { [$0] } ?? []),
+        // The last tallies of refusals without a key are written after the delivery queue has drained and before the
+        // commit queue stops.
+        services: parts.services + [
+            parts.relay.commits, AnonymousRefusalsService(relay: parts.relay), parts.relay.queue,
+        ] + (parts.shutdownAnnouncer.map { [$0] } ?? []),
         onServerRunning: { channel in await parts.onServerRunning(channel.localAddress?.port) },
         logger: parts.logger
     )

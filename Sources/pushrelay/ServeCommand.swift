@@ -69,6 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
                 host: listen.host,
                 port: listen.port,
                 tls: tls,
+                connections: ConnectionLimits(configuration.server),
                 metrics: {
                     Bootstrap.recordPoolGauges(assembly.poolStatistics())
                     return Bootstrap.exposition()

@@ -47,6 +47,10 @@ package struct ConfigurationKey: Hashable, Sendable {
     package static let serverDrainSeconds = ConfigurationKey("server", "drain_seconds", .integer)
     package static let serverMaxPendingNotifications = ConfigurationKey(
         "server", "max_pending_notifications", .integer)
+    package static let serverHeaderTimeoutMs = ConfigurationKey("server", "header_timeout_ms", .integer)
+    package static let serverBodyTimeoutMs = ConfigurationKey("server", "body_timeout_ms", .integer)
+    package static let serverIdleTimeoutMs = ConfigurationKey("server", "idle_timeout_ms", .integer)
+    package static let serverMaxConnections = ConfigurationKey("server", "max_connections", .integer)
     package static let storeURL = ConfigurationKey("store", "url", .string)
     package static let storeJournalKeyFile = ConfigurationKey("store", "journal_key_file", .string)
     package static let upstreamTransport = ConfigurationKey("upstream", "transport", .string)
@@ -99,6 +103,10 @@ package struct ConfigurationKey: Hashable, Sendable {
         serverTrustedProxies,
         serverDrainSeconds,
         serverMaxPendingNotifications,
+        serverHeaderTimeoutMs,
+        serverBodyTimeoutMs,
+        serverIdleTimeoutMs,
+        serverMaxConnections,
         storeURL,
         storeJournalKeyFile,
         upstreamTransport,

@@ -89,6 +89,11 @@ extension ConfigurationReader {
                 ConfigurationKey.serverMaxPendingNotifications,
                 minimum: RelayConfiguration.Server.minimumPendingNotifications
             ) ?? server.maxPendingNotifications
+        server.headerTimeoutMs =
+            integer(ConfigurationKey.serverHeaderTimeoutMs, minimum: 100) ?? server.headerTimeoutMs
+        server.bodyTimeoutMs = integer(ConfigurationKey.serverBodyTimeoutMs, minimum: 100) ?? server.bodyTimeoutMs
+        server.idleTimeoutMs = integer(ConfigurationKey.serverIdleTimeoutMs, minimum: 100) ?? server.idleTimeoutMs
+        server.maxConnections = integer(ConfigurationKey.serverMaxConnections, minimum: 1) ?? server.maxConnections
         return server
     }
 

@@ -17,6 +17,16 @@ extension RelayConfiguration {
         /// requests get 503 `QUEUE_FULL`.
         package var maxPendingNotifications: Int
 
+        /// `header_timeout_ms`: a new connection (its TLS handshake included) has this long to send its first
+        /// request's headers.
+        package var headerTimeoutMs: Int
+        /// `body_timeout_ms`: a request's body must have arrived whole this long after its headers.
+        package var bodyTimeoutMs: Int
+        /// `idle_timeout_ms`: a connection without a request in progress is closed after this long.
+        package var idleTimeoutMs: Int
+        /// `max_connections`: connections open at once; beyond it the listener accepts no more until one closes.
+        package var maxConnections: Int
+
         /// The smallest ``maxPendingNotifications``: one request's worth (``PushMessage/maxTokens``).
         static let minimumPendingNotifications = 100
 
@@ -26,7 +36,11 @@ extension RelayConfiguration {
             tlsKeyFile: String? = nil,
             trustedProxies: [String] = [],
             drainSeconds: Int = 20,
-            maxPendingNotifications: Int = 20_000
+            maxPendingNotifications: Int = 20_000,
+            headerTimeoutMs: Int = 10_000,
+            bodyTimeoutMs: Int = 30_000,
+            idleTimeoutMs: Int = 60_000,
+            maxConnections: Int = 4_096
         ) {
             self.listen = listen
             self.tlsCertFile = tlsCertFile
@@ -34,6 +48,10 @@ extension RelayConfiguration {
             self.trustedProxies = trustedProxies
             self.drainSeconds = drainSeconds
             self.maxPendingNotifications = maxPendingNotifications
+            self.headerTimeoutMs = headerTimeoutMs
+            self.bodyTimeoutMs = bodyTimeoutMs
+            self.idleTimeoutMs = idleTimeoutMs
+            self.maxConnections = maxConnections
         }
 
         /// Whether the API is served over HTTPS.

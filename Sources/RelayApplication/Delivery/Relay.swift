@@ -60,6 +60,10 @@ package final class Relay: Sendable {
     package let store: any PushStore
     package let settings: RelaySettings
     package let authenticator: Authenticator
+    /// Failed authentications by client address: too many, and the address gets 429 before its key is checked.
+    package let authenticationFailures = AuthenticationFailures()
+    /// Refusals without a valid key, tallied by address and minute for the audit log.
+    package let anonymousRefusals = AnonymousRefusals()
     package let queue: DeliveryQueue
     /// Group commit of receipts, usage and audit records; a service that runs with the application.
     package let commits: CommitQueue
@@ -102,6 +106,18 @@ package final class Relay: Sendable {
         self.logger = logger
         self.clock = clock
         self.authenticator = Authenticator(store: store, clock: clock)
+    }
+
+    /// Writes the audit records of the refusals without a valid key tallied in minutes that have ended (every minute
+    /// when `all`, on shutdown); see ``AnonymousRefusals``.
+    package func flushAnonymousRefusals(all: Bool = false) async {
+        let entries = anonymousRefusals.drain(before: all ? nil : AuditTime.millis(clock.date))
+        guard !entries.isEmpty else { return }
+        do {
+            try await commits.submit(StoreBatch(), audit: entries)
+        } catch {
+            logger.error("Audit records of refused requests not stored", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The providers with credentials.

@@ -5,8 +5,9 @@ package import RelayProviders
 import RelayStore
 import ServiceLifecycle
 
-/// Periodic upkeep: records which keys were used and prunes expired receipts; at start and then once a day, prunes
-/// this instance's audit chains to `[audit] retention_days`.
+/// Periodic upkeep: writes the audit records of refusals without a valid key tallied in the minutes that ended
+/// (``AnonymousRefusals``), records which keys were used and prunes expired receipts; at start and then once a day,
+/// prunes this instance's audit chains to `[audit] retention_days`.
 ///
 /// Time is the relay's clock (``Relay/clock``): what has expired is judged by its date, and the service sleeps on it
 /// between rounds, so a test on a manual clock runs a round by advancing the clock by `interval`.
@@ -38,6 +39,7 @@ package struct MaintenanceService: Service, CustomStringConvertible {
         var lastAuditPruning: RelayClock.Instant?
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
+                await relay.flushAnonymousRefusals()
                 try await relay.authenticator.flushUsage()
                 let pruned = try await relay.store.pruneReceipts(now: clock.date)
                 if pruned > 0 { logger.debug("Pruned expired receipts", metadata: ["receipts": "\(pruned)"]) }
@@ -89,5 +91,23 @@ package struct ExpoReceiptService: Service, CustomStringConvertible {
 
     package func run() async throws {
         await cancelWhenGracefulShutdown { await poller.run() }
+    }
+}
+
+/// Writes the last tallies of refusals without a valid key (``AnonymousRefusals``) on shutdown, while the commit queue
+/// still runs: it is listed just after the commit queue, so it stops just before it. The rounds before are the
+/// maintenance service's.
+package struct AnonymousRefusalsService: Service, CustomStringConvertible {
+    package var description: String { "AnonymousRefusalsService" }
+
+    let relay: Relay
+
+    package init(relay: Relay) {
+        self.relay = relay
+    }
+
+    package func run() async throws {
+        try? await gracefulShutdown()
+        await relay.flushAnonymousRefusals(all: true)
     }
 }

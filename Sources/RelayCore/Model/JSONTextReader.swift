@@ -3,6 +3,15 @@ package struct JSONSyntaxError: Error, Equatable, CustomStringConvertible {
     /// The byte offset, from 0, at which the text stopped being JSON.
     package var offset: Int
     package var reason: String
+    /// For a key that appears twice in one object, the path of that member (`messages[3].isCriticalAlert`), so that
+    /// the caller can be told which field is ambiguous; `nil` for every other error.
+    package var duplicateKeyPath: JSONPath?
+
+    package init(offset: Int, reason: String, duplicateKeyPath: JSONPath? = nil) {
+        self.offset = offset
+        self.reason = reason
+        self.duplicateKeyPath = duplicateKeyPath
+    }
 
     package var description: String { "\(reason) (byte \(offset))" }
 }
@@ -16,7 +25,8 @@ package struct JSONSyntaxError: Error, Equatable, CustomStringConvertible {
 /// a difference; `JSONTextReaderTests` compares the two on generated and mutated texts:
 /// - RFC 8259 JSON in UTF-8, after an optional byte order mark; any value at the top level; whitespace around it.
 /// - A trailing comma before `]` or `}` (`[1,]`), which `JSONDecoder` accepts.
-/// - A key that appears twice keeps its first value, as with `JSONDecoder`.
+/// - A key that appears twice in one object is an error naming the key and its path (`JSONDecoder` kept the first
+///   value, where most JSON libraries, proxies and WAFs keep the last: two readers of one body would disagree).
 /// - Numbers: an integer written plainly is ``JSONValue/int(_:)`` when it fits in 64 bits. Any other number is read
 ///   as a `Double`; when that is whole and fits, it is an `int` too (`1.0`, `1e2`, and `1.0000000000000001`, which
 ///   `Double` rounds to 1), taken from the text's digits from 2^53 up, where a `Double` is too coarse. The rest are
@@ -38,8 +48,33 @@ package struct JSONTextReader: ~Copyable {
     /// Reads `bytes` as one JSON text.
     package static func read(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> JSONValue {
         var reader = JSONTextReader(bytes)
-        return try reader.readText()
+        do {
+            return try reader.readText()
+        } catch let failure {
+            guard let duplicate = reader.duplicate else { throw failure }
+            // The path is put together only now, from the containers the error passed on its way out, so that
+            // reading a good text never builds one.
+            var path = JSONPath.root
+            for component in duplicate.reversed() {
+                switch component {
+                case .key(let key): path = path.appending(key)
+                case .index(let index): path = path.appending(index)
+                }
+            }
+            var described = failure
+            described.duplicateKeyPath = path
+            throw described
+        }
     }
+
+    /// One step of a path, innermost first, collected as a duplicate-key error leaves each container.
+    private enum PathComponent {
+        case key(String)
+        case index(Int)
+    }
+
+    /// The path of a repeated key, innermost step first, once one was found.
+    private var duplicate: [PathComponent]?
 
     private mutating func readText() throws(JSONSyntaxError) -> JSONValue {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
@@ -93,13 +128,24 @@ package struct JSONTextReader: ~Copyable {
         }
         while true {
             guard index < bytes.count, bytes[index] == .quote else { throw failure("expected a string key") }
+            let keyOffset = index
             let key = try readString()
             skipWhitespace()
             guard index < bytes.count, bytes[index] == .colon else { throw failure("expected ':' after a key") }
             index += 1
             skipWhitespace()
-            let value = try readValue()
-            if members.index(forKey: key) == nil { members[key] = value }
+            let value: JSONValue
+            do {
+                value = try readValue()
+            } catch let failure {
+                duplicate?.append(.key(key))
+                throw failure
+            }
+            guard members.updateValue(value, forKey: key) == nil else {
+                duplicate = [.key(key)]
+                let quoted = JSONValue.string(key).encodedString()
+                throw failure("the key \(quoted) appears more than once in an object", at: keyOffset)
+            }
             if try closes(.closeBrace, container: "an object", part: "a member") { return .object(members) }
         }
     }
@@ -113,7 +159,12 @@ package struct JSONTextReader: ~Copyable {
             return .array(elements)
         }
         while true {
-            elements.append(try readValue())
+            do {
+                elements.append(try readValue())
+            } catch let failure {
+                duplicate?.append(.index(elements.count))
+                throw failure
+            }
             if try closes(.closeBracket, container: "an array", part: "an element") { return .array(elements) }
         }
     }

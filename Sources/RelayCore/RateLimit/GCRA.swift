@@ -49,7 +49,8 @@ package struct GCRA: Sendable, Equatable {
         check(cells, now: now, arrival: theoreticalArrival)
     }
 
-    private func check(_ cells: Int, now: Double, arrival: Double) -> Decision {
+    /// ``check(_:now:)`` for one of many buckets whose theoretical arrival time the caller keeps.
+    package func check(_ cells: Int, now: Double, arrival: Double) -> Decision {
         let next = max(arrival, now) + Double(cells) * interval
         let ahead = next - now
         if ahead <= capacity + Self.tolerance {

@@ -8,7 +8,11 @@ package enum NameSuggestion {
         let lowered = name.lowercased()
         let limit = maxDistance ?? max(1, lowered.count / 3)
         var best: (candidate: String, distance: Int)?
+        let length = lowered.unicodeScalars.count
         for candidate in candidates.sorted() {
+            // The distance is at least the difference in length: a name far longer than every candidate (a hostile
+            // key of a megabyte) costs no edit distance at all.
+            guard abs(candidate.unicodeScalars.count - length) <= limit else { continue }
             let distance = editDistance(lowered, candidate.lowercased())
             if distance <= limit, distance < (best?.distance ?? .max) {
                 best = (candidate, distance)

@@ -11,13 +11,19 @@ struct ObjectReader {
         self.path = path
     }
 
-    /// Records every key outside `known`, suggesting the closest known name for a likely typo.
+    /// Records every key outside `known`, suggesting the closest known name for a likely typo (for the first
+    /// ``ValidationFailure/maximumIssues`` only: those beyond are counted, never shown, and a suggestion costs an edit
+    /// distance to every known name).
     mutating func rejectUnknownKeys(_ known: Set<String>) {
+        var suggested = 0
         for key in object.keys.sorted() where !known.contains(key) {
             var message = "unknown field '\(key)'"
-            if let suggestion = NameSuggestion.closest(to: key, among: known, maxDistance: 2) {
+            if suggested < ValidationFailure.maximumIssues,
+                let suggestion = NameSuggestion.closest(to: key, among: known, maxDistance: 2)
+            {
                 message += "; did you mean '\(suggestion)'?"
             }
+            suggested += 1
             issues.append(ValidationIssue(path.appending(key), message))
         }
     }

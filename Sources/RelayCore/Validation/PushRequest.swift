@@ -43,11 +43,12 @@ package struct PushRequest: Sendable, Equatable {
             issues.append(ValidationIssue(path, "must hold at least one message"))
         }
         var messages: [ValidatedMessage] = []
-        messages.reserveCapacity(elements.count)
+        var omitted = 0
         for (index, element) in elements.enumerated() {
             if let message = PushMessage.parse(element, at: path.appending(index), issues: &issues) {
                 messages.append(message)
             }
+            ValidationFailure.trim(&issues, omitted: &omitted)
         }
         let notifications = elements.reduce(0) { count, element in
             switch element.objectValue?["to"] {
@@ -62,7 +63,7 @@ package struct PushRequest: Sendable, Equatable {
                     path, "a request carries at most \(maxNotifications) notifications, not \(notifications)")
             )
         }
-        guard issues.isEmpty else { throw ValidationFailure(issues: issues) }
+        guard issues.isEmpty else { throw ValidationFailure(issues: issues, omitted: omitted) }
         return PushRequest(messages: messages)
     }
 }

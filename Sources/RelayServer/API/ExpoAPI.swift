@@ -73,7 +73,9 @@ struct ExpoAPI: Sendable {
         }
         var issues: [ValidationIssue] = []
         var pushes: [ResolvedPush] = []
+        var omitted = 0
         for (index, element) in elements.enumerated() {
+            defer { ValidationFailure.trim(&issues, omitted: &omitted) }
             let path = unwrapped ? JSONPath.root : JSONPath.root.appending(index)
             guard let native = translate(element, at: path, issues: &issues) else { continue }
             if let message = PushMessage.parse(native, at: path, issues: &issues) { pushes += message.pushes }
@@ -85,7 +87,9 @@ struct ExpoAPI: Sendable {
                     message:
                         "a request carries at most \(PushRequest.maxNotifications) notifications, not \(pushes.count)"))
         }
-        guard issues.isEmpty else { throw RelayHTTPError(validation: ValidationFailure(issues: issues)) }
+        guard issues.isEmpty else {
+            throw RelayHTTPError(validation: ValidationFailure(issues: issues, omitted: omitted))
+        }
         return (pushes, unwrapped)
     }
 

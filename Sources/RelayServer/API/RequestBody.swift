@@ -7,11 +7,15 @@ package import RelayApplication
 import RelayCore
 
 /// Reads a request's JSON body: media type, size limit, gzip, and JSON syntax, each with its own clear error.
+///
+/// A `Content-Length` above `limit` is refused before a byte of the body is read (and the connection closed, so that
+/// the body is never waited for either).
 func readJSONBody(_ request: Request, limit: Int) async throws(RelayHTTPError) -> JSONValue {
-    if let type = request.headers[.contentType]?.lowercased(), !type.hasPrefix("application/json"),
-        !type.hasPrefix("text/json")
-    {
+    if let type = request.headers[.contentType], !isJSONMediaType(type) {
         throw .unsupportedMediaType
+    }
+    if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit {
+        throw .payloadTooLarge(limit: limit)
     }
     var request = request
     var buffer: ByteBuffer
@@ -21,26 +25,111 @@ func readJSONBody(_ request: Request, limit: Int) async throws(RelayHTTPError) -
         throw .payloadTooLarge(limit: limit)
     }
     if let encoding = request.headers[.contentEncoding]?.lowercased(), encoding != "identity" {
-        guard encoding == "gzip" || encoding == "deflate" else {
+        guard let coding = BodyCoding(encoding) else {
             throw RelayHTTPError(
                 .unsupportedMediaType,
                 code: "UNSUPPORTED_MEDIA_TYPE",
                 message: "Content-Encoding \(encoding) is not supported; send gzip, deflate or none."
             )
         }
-        do {
-            buffer = try buffer.decompress(with: encoding == "gzip" ? .gzip() : .deflate(), maxSize: limit)
-        } catch let error as CompressNIOError where error == .bufferOverflow {
-            throw .payloadTooLarge(limit: limit)
-        } catch {
-            throw RelayHTTPError(
-                .badRequest, code: "VALIDATION_ERROR", message: "The \(encoding) body could not be inflated.")
-        }
+        buffer = try coding.inflate(buffer, limit: limit)
     }
     do {
         return try JSONValue.parse(buffer.readableBytesView)
     } catch {
         throw RelayHTTPError(validation: ValidationFailure(notJSON: error))
+    }
+}
+
+/// Whether a `Content-Type` names JSON: `application/json` or a `+json` type under `application/` (RFC 6839), in any
+/// case, with any parameters (`; charset=utf-8`); nothing else, so that `application/jsonx` or `text/plain` is 415.
+func isJSONMediaType(_ value: String) -> Bool {
+    let essence = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+    let type = essence.trimmingCharacters(in: .whitespaces).lowercased()
+    guard type.hasPrefix("application/") else { return false }
+    let subtype = type.dropFirst("application/".count)
+    let isToken = subtype.allSatisfy { $0.isLetter || $0.isNumber || "!#$&-^_.+".contains($0) }
+    return isToken && (subtype == "json" || (subtype.hasSuffix("+json") && subtype.count > "+json".count))
+}
+
+/// A `Content-Encoding` the relay inflates.
+enum BodyCoding {
+    case gzip
+    /// RFC 9110's `deflate` is the zlib format (RFC 1950); raw deflate, which some clients send under that name, is
+    /// read too, told apart by the zlib header.
+    case deflate
+
+    init?(_ encoding: String) {
+        switch encoding {
+        case "gzip", "x-gzip": self = .gzip
+        case "deflate": self = .deflate
+        default: return nil
+        }
+    }
+
+    /// The whole inflated body, at most `limit` bytes.
+    ///
+    /// - Throws: 413 when it inflates beyond `limit`; 400 when it is not one whole stream: corrupt, cut short, or
+    ///   followed by anything (a second gzip member included), which another reader of the same body might read
+    ///   otherwise.
+    func inflate(_ body: ByteBuffer, limit: Int) throws(RelayHTTPError) -> ByteBuffer {
+        let name = self == .gzip ? "gzip" : "deflate"
+        let algorithm: CompressionAlgorithm
+        switch self {
+        case .gzip: algorithm = .gzip()
+        case .deflate: algorithm = Self.hasZlibHeader(body) ? .zlib() : .deflate()
+        }
+        var compressed = body
+        let inflated: ByteBuffer
+        do {
+            // Hand-written around CompressNIO's `decompress(with:maxSize:)`, which returns what it inflated without
+            // saying whether the stream ended, and leaves whatever follows the end unread.
+            let decompressor = algorithm.decompressor
+            try decompressor.startStream()
+            inflated = try compressed.decompressStream(with: decompressor, maxSize: limit)
+            let ended = try Self.streamEnded(decompressor)
+            try decompressor.finishStream()
+            guard ended else { throw Self.invalid("The \(name) body ends before its compressed stream does.") }
+        } catch let error as RelayHTTPError {
+            throw error
+        } catch let error as CompressNIOError where error == .bufferOverflow {
+            throw .payloadTooLarge(limit: limit)
+        } catch {
+            throw Self.invalid("The \(name) body could not be inflated.")
+        }
+        guard compressed.readableBytes == 0 else {
+            throw Self.invalid(
+                "The \(name) body has \(compressed.readableBytes) bytes after its compressed stream "
+                    + "(a second gzip member, or other data); send one stream."
+            )
+        }
+        return inflated
+    }
+
+    /// Whether the decompressor reached the end of its stream: zlib then answers `Z_STREAM_END` and takes no more
+    /// input, where a stream cut short takes the byte offered (or fails on it).
+    private static func streamEnded(_ decompressor: any NIODecompressor) throws -> Bool {
+        var probe = ByteBuffer(bytes: [0])
+        var output = ByteBufferAllocator().buffer(capacity: 16)
+        do {
+            try probe.decompressStream(to: &output, with: decompressor)
+        } catch {
+            return false
+        }
+        return probe.readableBytes == 1 && output.readableBytes == 0
+    }
+
+    /// RFC 1950: compression method 8 in the low nibble of the first byte, and the first two bytes, big-endian, a
+    /// multiple of 31.
+    private static func hasZlibHeader(_ body: ByteBuffer) -> Bool {
+        guard let first = body.getInteger(at: body.readerIndex, as: UInt8.self),
+            let second = body.getInteger(at: body.readerIndex + 1, as: UInt8.self)
+        else { return false }
+        return first & 0x0F == 8 && (UInt16(first) << 8 | UInt16(second)) % 31 == 0
+    }
+
+    private static func invalid(_ message: String) -> RelayHTTPError {
+        RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: message)
     }
 }
 

@@ -36,7 +36,7 @@ struct AdminAPI: Sendable {
 
     func addRoutes(to router: Router<RelayRequestContext>) {
         let admin = router.group("/admin/v1")
-            .add(middleware: OperatorAuthentication(store: relay.store))
+            .add(middleware: OperatorAuthentication(relay: relay))
             .group(context: AdminRequestContext.self)
         admin.get("tenants") { request, context in try await listTenants(request, context: context) }
         admin.post("tenants") { request, context in try await createTenant(request, context: context) }

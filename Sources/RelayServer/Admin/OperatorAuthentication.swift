@@ -9,23 +9,31 @@ import RelayStore
 /// after this point leaves attributed to the operator (`operator:NAME`), so that its audit record names the actor.
 struct OperatorAuthentication: RouterMiddleware {
     typealias Context = RelayRequestContext
-    let store: any PushStore
+    let relay: Relay
+
+    /// What an unknown operator id's secret is compared with, so that it costs what a wrong secret does.
+    private static let dummyHash = TenantKeys.hash(secret: "")
 
     func handle(
         _ request: Request,
         context: RelayRequestContext,
         next: (Request, RelayRequestContext) async throws -> Response
     ) async throws -> Response {
+        let client = context.origin.client
+        try relay.checkAuthenticationFailures(client: client)
         guard let presented = bearerKey(request), let (id, secret) = OperatorTokens.parse(presented) else {
+            relay.authenticationFailed(client: client)
             throw AdminError.unauthorized
         }
         let found: OperatorRecord?
         do {
-            found = try await store.operatorRecord(id: id)
+            found = try await relay.store.operatorRecord(id: id)
         } catch {
             throw AdminError.storeUnavailable
         }
-        guard let record = found, record.isActive, TenantKeys.matches(secret: secret, hash: record.secretHash) else {
+        let matches = TenantKeys.matches(secret: secret, hash: found?.secretHash ?? Self.dummyHash)
+        guard matches, let record = found, record.isActive else {
+            relay.authenticationFailed(client: client)
             throw AdminError.unauthorized
         }
         var context = context

@@ -12,16 +12,25 @@ extension Relay {
     static let auditedRefusals: Set<Int> = [400, 401, 403, 413, 415, 429]
 
     /// Writes the audit record of a refused request (by key id only, never the key; validation by paths only, never
-    /// values), and returns once it is committed.
+    /// values), and returns once it is committed. A refusal without a valid key (no tenant or operator known) is
+    /// recorded so only when it is its address's first in the minute; later ones are tallied (``AnonymousRefusals``)
+    /// and written as one record when the minute has ended.
     ///
     /// - Parameters:
     ///   - origin: The request's id and client.
     ///   - subject: The tenant, key id and operator, as far as they were known when the request was refused.
     package func recordRefusal(_ error: RelayHTTPError, origin: RequestOrigin, subject: RefusalSubject) async {
         guard Self.auditedRefusals.contains(error.status.code) else { return }
+        let millis = AuditTime.millis(clock.date)
+        if subject.tenantID == nil, subject.actor == nil {
+            let code = error.entries.first?.code ?? "\(error.status.code)"
+            let first = anonymousRefusals.refused(
+                client: origin.client, millis: millis, outcome: code, keyID: subject.keyID)
+            guard first else { return }
+        }
         let paths = error.entries.compactMap(\.path)
         let entry = AuditEntry(
-            timeMillis: AuditTime.millis(clock.date),
+            timeMillis: millis,
             event: .refused,
             tenantID: subject.tenantID,
             keyID: subject.keyID,

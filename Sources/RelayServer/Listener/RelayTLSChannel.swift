@@ -11,8 +11,6 @@ package import RelayApplication
 package struct RelayHTTP2Settings: Sendable, Equatable {
     /// Streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
     package var maxConcurrentStreams: Int
-    /// A connection without open streams this long gets a GOAWAY and is closed.
-    package var idleTimeout: TimeAmount
     /// On shutdown, how long a connection has to finish its streams after the first GOAWAY.
     package var gracefulCloseTimeout: TimeAmount
     /// RST_STREAM frames a client may send per `resetWindow` before the connection is closed with ENHANCE_YOUR_CALM:
@@ -35,7 +33,6 @@ package struct RelayHTTP2Settings: Sendable, Equatable {
 
     package init(
         maxConcurrentStreams: Int = 100,
-        idleTimeout: TimeAmount = .seconds(300),
         gracefulCloseTimeout: TimeAmount = .seconds(30),
         maxResetsPerWindow: Int = 4_096,
         resetWindow: TimeAmount = .seconds(1),
@@ -43,7 +40,6 @@ package struct RelayHTTP2Settings: Sendable, Equatable {
         recentlyResetStreams: Int = 256
     ) {
         self.maxConcurrentStreams = maxConcurrentStreams
-        self.idleTimeout = idleTimeout
         self.gracefulCloseTimeout = gracefulCloseTimeout
         self.maxResetsPerWindow = maxResetsPerWindow
         self.resetWindow = resetWindow
@@ -51,9 +47,10 @@ package struct RelayHTTP2Settings: Sendable, Equatable {
         self.recentlyResetStreams = recentlyResetStreams
     }
 
-    /// The timeouts each connection's `HTTP2ConnectionLifecycle` runs on.
-    var connectionTimeouts: HTTP2ConnectionLifecycle.Timeouts {
-        .init(idle: self.idleTimeout, gracefulClose: self.gracefulCloseTimeout)
+    /// The timeouts each connection's `HTTP2ConnectionLifecycle` runs on: a connection without open streams for
+    /// `idle` (``ConnectionLimits/idleTimeout``) gets a GOAWAY and is closed.
+    func connectionTimeouts(idle: TimeAmount) -> HTTP2ConnectionLifecycle.Timeouts {
+        .init(idle: idle, gracefulClose: self.gracefulCloseTimeout)
     }
 
     /// The configuration of each connection's `NIOHTTP2Handler`.
@@ -87,17 +84,39 @@ package struct RelayTLSChannel: HTTPChannelHandler {
     private let certificates: TLSCertificates
     private let http1: HTTP1Channel
     private let settings: RelayHTTP2Settings
+    private let limits: ConnectionLimits
 
-    package init(responder: @escaping Responder, certificates: TLSCertificates, settings: RelayHTTP2Settings) {
+    package init(
+        responder: @escaping Responder,
+        certificates: TLSCertificates,
+        settings: RelayHTTP2Settings,
+        limits: ConnectionLimits = ConnectionLimits()
+    ) {
         self.certificates = certificates
         self.responder = responder
         self.settings = settings
-        self.http1 = HTTP1Channel(responder: responder, configuration: .init(idleTimeout: settings.idleTimeout))
+        self.limits = limits
+        self.http1 = HTTP1Channel(responder: responder, configuration: Self.http1Configuration(limits))
+    }
+
+    /// Hummingbird's HTTP/1.1 channel with the relay's timeouts: its own idle timeout for keep-alive connections, and
+    /// ``RequestTimeoutHandler`` for the first request's headers and every request's body.
+    package static func http1Configuration(_ limits: ConnectionLimits) -> HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestTimeoutHandler(limits: limits, mode: .http1Connection)],
+            idleTimeout: limits.idleTimeout
+        )
     }
 
     package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
+            // The TLS handshake and protocol negotiation get the header timeout: a client that opens a connection
+            // and then sends nothing, or trickles its handshake, holds it no longer than one trickling its headers.
+            // (After negotiation, `RequestTimeoutHandler` or the HTTP/2 connection's idle timeout take over.)
+            let handshake = channel.eventLoop.scheduleTask(in: self.limits.headerTimeout) {
+                channel.close(promise: nil)
+            }
             try sync.addHandler(NIOSSLServerHandler(context: self.certificates.current))
             let negotiation = NIOTypedApplicationProtocolNegotiationHandler<
                 NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Connection>
@@ -112,6 +131,7 @@ package struct RelayTLSChannel: HTTPChannelHandler {
                 }
             }
             try sync.addHandler(negotiation)
+            negotiation.protocolNegotiationResult.whenComplete { _ in handshake.cancel() }
             return Value(negotiated: negotiation.protocolNegotiationResult, channel: channel)
         }
     }
@@ -138,14 +158,17 @@ package struct RelayTLSChannel: HTTPChannelHandler {
     private func setupHTTP2(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP2Connection> {
         channel.eventLoop.makeCompletedFuture {
             let manager = HTTP2ConnectionManager(
-                timeouts: self.settings.connectionTimeouts, eventLoop: channel.eventLoop)
+                timeouts: self.settings.connectionTimeouts(idle: self.limits.idleTimeout), eventLoop: channel.eventLoop)
             let connection = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
                 mode: .server,
                 streamDelegate: manager.streamDelegate,
                 configuration: self.settings.handlerConfiguration
             ) { stream in
                 stream.eventLoop.makeCompletedFuture {
-                    try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
+                    try stream.pipeline.syncOperations.addHandlers(
+                        HTTP2FramePayloadToHTTPServerCodec(),
+                        RequestTimeoutHandler(limits: self.limits, mode: .http2Stream)
+                    )
                     return try HTTP1Channel.Value(wrappingChannelSynchronously: stream)
                 }
             }

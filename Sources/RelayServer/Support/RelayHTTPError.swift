@@ -17,6 +17,8 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
 
     package var status: HTTPResponse.Status
     package var entries: [Entry]
+    /// Errors found beyond the ones listed (``ValidationFailure/maximumIssues``), rendered as `omittedErrors`.
+    package var omitted = 0
     package var headers: HTTPFields
 
     package init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
@@ -30,6 +32,7 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
         self.entries = failure.issues.map {
             Entry(code: "VALIDATION_ERROR", message: $0.message, path: $0.path.isEmpty ? nil : $0.path)
         }
+        self.omitted = failure.omitted
         self.headers = [:]
     }
 
@@ -55,6 +58,17 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
         .serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable."
     )
 
+    /// Too many failed authentications from the caller's address (``AuthenticationFailures``).
+    package static func authenticationFailures(retryAfter: Double) -> RelayHTTPError {
+        let seconds = max(1, Int(retryAfter.rounded(.up)))
+        return RelayHTTPError(
+            .tooManyRequests,
+            code: "TOO_MANY_AUTHENTICATION_FAILURES",
+            message: "Too many requests without a valid key from this address; retry after \(seconds) s.",
+            headers: [.retryAfter: String(seconds)]
+        )
+    }
+
     package static let notFound = RelayHTTPError(.notFound, code: "NOT_FOUND", message: "No such route.")
 
     package static func payloadTooLarge(limit: Int) -> RelayHTTPError {
@@ -70,7 +84,7 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
     package func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let body = JSONValue.object([
+        var body: [String: JSONValue] = [
             "errors": .array(
                 entries.map { entry in
                     var fields: [String: JSONValue] = ["code": .string(entry.code), "message": .string(entry.message)]
@@ -78,9 +92,11 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
                     return .object(fields)
                 }
             )
-        ])
+        ]
+        if omitted > 0 { body["omittedErrors"] = .int(Int64(omitted)) }
         return Response(
-            status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body.encodedBytes())))
+            status: status, headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: JSONValue.object(body).encodedBytes())))
     }
 }
 

@@ -53,3 +53,57 @@ import Testing
         #expect(try failure(tooMany).issues.map(\.path) == ["messages"])
     }
 }
+
+/// Issue 20: what a hostile body can make the relay say is bounded, however many problems it holds.
+@Suite struct BoundedValidationTests {
+    func refusal(of body: [UInt8]) -> ValidationFailure? {
+        do {
+            _ = try PushRequest.parse(body)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func a100000BadMessagesListTheFirst100AndCountTheRest() throws {
+        let body = Array(
+            ("{\"messages\":[" + Array(repeating: "{}", count: 100_000).joined(separator: ",") + "]}").utf8)
+        let failure = try #require(refusal(of: body))
+        #expect(failure.issues.count == ValidationFailure.maximumIssues)
+        #expect(failure.issues.first?.path == "messages[0].to")
+        // Every message misses `to`, and the request as a whole holds too many: all counted, none lost.
+        #expect(failure.issues.count + failure.omitted >= 100_000)
+    }
+
+    @Test func aMessageWith50000UnknownFieldsIsBoundedToo() throws {
+        let fields = (0..<50_000).map { "\"f\($0)\":1" }.joined(separator: ",")
+        let body = Array("{\"messages\":[{\"to\":\"\(apnsToken)\",\(fields)}]}".utf8)
+        let failure = try #require(refusal(of: body))
+        #expect(failure.issues.count == ValidationFailure.maximumIssues)
+        #expect(failure.issues.count + failure.omitted >= 50_000)
+        #expect(failure.issues.allSatisfy { $0.message.hasPrefix("unknown field") })
+    }
+
+    @Test func aLongKeyIsCutInThePathAndTheMessage() throws {
+        let key = String(repeating: "k", count: 100_000)
+        let failure = try #require(refusal(of: Array("{\"messages\":[{\"to\":\"\(apnsToken)\",\"\(key)\":1}]}".utf8)))
+        let issue = try #require(failure.issues.first)
+        #expect(issue.path.utf8.count <= ValidationFailure.maximumTextLength)
+        #expect(issue.message.utf8.count <= ValidationFailure.maximumTextLength)
+        #expect(issue.path.hasSuffix("…"))
+    }
+
+    @Test func textIsCutOnACharacterBoundary() {
+        let failure = ValidationFailure(issues: [ValidationIssue(path: "", message: String(repeating: "é", count: 300))]
+        )
+        let message = failure.issues[0].message
+        #expect(message.utf8.count <= ValidationFailure.maximumTextLength)
+        #expect(message.dropLast().allSatisfy { $0 == "é" })
+    }
+
+    @Test func aFewProblemsAreListedWhole() throws {
+        let failure = try #require(refusal(of: Array(#"{"messages":[{},{}]}"#.utf8)))
+        #expect(failure.omitted == 0)
+        #expect(failure.issues.map(\.path) == ["messages[0].to", "messages[1].to"])
+    }
+}

@@ -1,0 +1,43 @@
+package import NIOCore
+package import RelayApplication
+
+/// How long the listener waits for each part of a request, and how many connections it keeps open: what a client
+/// that sends slowly, or not at all, can hold of the relay (`[server] header_timeout_ms`, `body_timeout_ms`,
+/// `idle_timeout_ms`, `max_connections`).
+package struct ConnectionLimits: Sendable, Equatable {
+    /// A new connection (TLS handshake included) has this long to deliver its first request's headers.
+    package var headerTimeout: TimeAmount
+    /// A request's body must have arrived whole this long after its headers; then the request (an HTTP/2 stream) or
+    /// the connection (HTTP/1.1) is closed.
+    package var bodyTimeout: TimeAmount
+    /// A connection without a request in progress (HTTP/1.1 keep-alive, HTTP/2 without open streams) is closed after
+    /// this long; on HTTP/1.1 it bounds the headers of every request after the first too.
+    package var idleTimeout: TimeAmount
+    /// Connections open at once; beyond it the listener stops accepting, so that further connections wait in the
+    /// kernel's backlog (and are refused by it once that is full) without costing the relay a descriptor.
+    package var maxConnections: Int
+
+    package init(
+        headerTimeout: TimeAmount = .seconds(10),
+        bodyTimeout: TimeAmount = .seconds(30),
+        idleTimeout: TimeAmount = .seconds(60),
+        maxConnections: Int = 4_096
+    ) {
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
+        self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
+    }
+}
+
+extension ConnectionLimits {
+    /// The limits `[server]` sets.
+    package init(_ server: RelayConfiguration.Server) {
+        self.init(
+            headerTimeout: .milliseconds(Int64(server.headerTimeoutMs)),
+            bodyTimeout: .milliseconds(Int64(server.bodyTimeoutMs)),
+            idleTimeout: .milliseconds(Int64(server.idleTimeoutMs)),
+            maxConnections: server.maxConnections
+        )
+    }
+}

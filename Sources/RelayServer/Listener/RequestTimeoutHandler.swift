@@ -1,0 +1,133 @@
+import HTTPTypes
+import Metrics
+import NIOCore
+import NIOHTTPTypes
+
+/// Cuts off a client that sends a request too slowly: on an HTTP/1.1 connection, the first request's headers must
+/// arrive within ``ConnectionLimits/headerTimeout`` of the handler's start (the connection's, or the TLS handshake's
+/// end); on HTTP/1.1 and on each HTTP/2 stream, a request's body must end within ``ConnectionLimits/bodyTimeout`` of
+/// its headers. Then the connection (HTTP/1.1) or the stream (HTTP/2, with RST_STREAM) is closed.
+///
+/// Hand-written because neither NIO nor Hummingbird bounds the *total* time of a request's parts: NIO's
+/// `IdleStateHandler` and Hummingbird's idle timeout (which this leaves in charge of idle keep-alive connections, and
+/// so of the headers of later requests) are reset by every byte, which a client trickling a byte every 2 s defeats.
+///
+/// It also answers RFC 9112 §9.6 for responses sent before the request's body has arrived whole (a 401 or 413 after
+/// the headers, a `Content-Length` over the limit refused before reading): on HTTP/1.1 the response says
+/// `Connection: close` and the connection closes once it is written, so the rest of the body is never waited for. On
+/// HTTP/2 the stream is left to the body timeout: resetting it right after the response (RFC 9113 §8.1) raced the
+/// response's own frames in swift-nio-http2, and a client that reads the answer stops sending anyway.
+final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    enum Mode {
+        /// An HTTP/1.1 connection: the handler starts with a header timeout, and a refusal closes the connection.
+        case http1Connection
+        /// One HTTP/2 stream, whose headers have arrived with it.
+        case http2Stream
+    }
+
+    private enum Phase {
+        /// Waiting for the first request's headers (HTTP/1.1).
+        case awaitingFirstHead
+        case readingBody
+        /// The request has arrived whole; its response is on its way, or the connection waits for the next request
+        /// under Hummingbird's idle timeout.
+        case requestRead
+    }
+
+    /// Clients cut off by a timeout, by what they were sending: `header` or `body`.
+    static let timeoutsCounterLabel = "relay_http_client_timeouts_total"
+
+    private let limits: ConnectionLimits
+    private let mode: Mode
+    private var phase = Phase.awaitingFirstHead
+    private var timer: Scheduled<Void>?
+    /// The response started before the request's body ended (HTTP/1.1): close once it is written.
+    private var closeAfterResponse = false
+
+    init(limits: ConnectionLimits, mode: Mode) {
+        self.limits = limits
+        self.mode = mode
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if self.mode == .http1Connection, context.channel.isActive { self.startHeaderTimer(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if self.mode == .http1Connection { self.startHeaderTimer(context) }
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.cancelTimer()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.cancelTimer()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch self.unwrapInboundIn(data) {
+        case .head:
+            self.cancelTimer()
+            self.phase = .readingBody
+            self.closeAfterResponse = false
+            self.schedule(context, in: self.limits.bodyTimeout, cutting: "body")
+        case .body:
+            break
+        case .end:
+            self.cancelTimer()
+            self.phase = .requestRead
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch self.unwrapOutboundIn(data) {
+        case .head(var response)
+        where self.mode == .http1Connection && self.phase == .readingBody && response.status.kind != .informational:
+            self.closeAfterResponse = true
+            response.headerFields[.connection] = "close"
+            context.write(self.wrapOutboundOut(.head(response)), promise: promise)
+            return
+        case .end where self.closeAfterResponse:
+            self.cancelTimer()
+            let closing = context.eventLoop.makePromise(of: Void.self)
+            closing.futureResult.cascade(to: promise)
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            closing.futureResult.whenComplete { _ in bound.value.close(promise: nil) }
+            context.writeAndFlush(data, promise: closing)
+            return
+        default:
+            break
+        }
+        context.write(data, promise: promise)
+    }
+
+    private func startHeaderTimer(_ context: ChannelHandlerContext) {
+        guard self.phase == .awaitingFirstHead, self.timer == nil else { return }
+        self.schedule(context, in: self.limits.headerTimeout, cutting: "header")
+    }
+
+    private func schedule(_ context: ChannelHandlerContext, in delay: TimeAmount, cutting phase: String) {
+        self.cancelTimer()
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        self.timer = context.eventLoop.scheduleTask(in: delay) {
+            let (handler, context) = bound.value
+            handler.timer = nil
+            Counter(label: Self.timeoutsCounterLabel, dimensions: [("phase", phase)]).increment()
+            context.close(promise: nil)
+        }
+    }
+
+    private func cancelTimer() {
+        self.timer?.cancel()
+        self.timer = nil
+    }
+}

@@ -1,0 +1,116 @@
+import HTTPTypes
+import NIOCore
+import NIOEmbedded
+import NIOHTTPTypes
+import Testing
+
+@testable import RelayServer
+
+/// `RequestTimeoutHandler` on an `EmbeddedChannel`: the test moves the event loop's clock, so each timeout is proved
+/// by advancing time, never by waiting.
+@Suite struct RequestTimeoutHandlerTests {
+    static let limits = ConnectionLimits(
+        headerTimeout: .seconds(10), bodyTimeout: .seconds(30), idleTimeout: .seconds(60), maxConnections: 10)
+
+    static func channel(_ mode: RequestTimeoutHandler.Mode) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(RequestTimeoutHandler(limits: limits, mode: mode))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return channel
+    }
+
+    static let head = HTTPRequestPart.head(
+        HTTPRequest(method: .post, scheme: nil, authority: "relay", path: "/v1/push"))
+
+    @Test func aConnectionWithoutHeadersIsClosedAtTheHeaderTimeout() throws {
+        let channel = try Self.channel(.http1Connection)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func headersInTimeStartTheBodyTimeout() throws {
+        let channel = try Self.channel(.http1Connection)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        try channel.writeInbound(Self.head)
+        // A body trickled a byte at a time is cut off at the body timeout, counted from the headers.
+        for _ in 0..<14 {
+            channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+            try channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "x")))
+            #expect(channel.isActive)
+        }
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aWholeRequestStopsTheTimersAndTheIdleConnectionIsLeftToHummingbird() throws {
+        let channel = try Self.channel(.http1Connection)
+        try channel.writeInbound(Self.head)
+        try channel.writeInbound(HTTPRequestPart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3_600))
+        #expect(channel.isActive)
+        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
+        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3_600))
+        #expect(channel.isActive)
+        // The next request's body has its own timeout.
+        try channel.writeInbound(Self.head)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(30))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aResponseBeforeTheBodyEndsClosesTheConnection() throws {
+        let channel = try Self.channel(.http1Connection)
+        try channel.writeInbound(Self.head)
+        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .contentTooLarge)))
+        guard case .head(let response) = try channel.readOutbound(as: HTTPResponsePart.self) else {
+            Issue.record("no response head")
+            return
+        }
+        #expect(response.headerFields[.connection] == "close")
+        #expect(channel.isActive)
+        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aResponseAfterTheWholeRequestKeepsTheConnection() throws {
+        let channel = try Self.channel(.http1Connection)
+        try channel.writeInbound(Self.head)
+        try channel.writeInbound(HTTPRequestPart.end(nil))
+        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
+        guard case .head(let response) = try channel.readOutbound(as: HTTPResponsePart.self) else {
+            Issue.record("no response head")
+            return
+        }
+        #expect(response.headerFields[.connection] == nil)
+        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        #expect(channel.isActive)
+    }
+
+    @Test func anHTTP2StreamHasNoHeaderTimeoutButABodyTimeout() throws {
+        let channel = try Self.channel(.http2Stream)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3_600))
+        #expect(channel.isActive)
+        try channel.writeInbound(Self.head)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(29))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func anHTTP2StreamAnsweredBeforeItsBodyEndsIsLeftToTheBodyTimeout() throws {
+        let channel = try Self.channel(.http2Stream)
+        try channel.writeInbound(Self.head)
+        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .unauthorized)))
+        guard case .head(let response) = try channel.readOutbound(as: HTTPResponsePart.self) else {
+            Issue.record("no response head")
+            return
+        }
+        #expect(response.headerFields[.connection] == nil)
+        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(30))
+        #expect(!channel.isActive)
+    }
+}

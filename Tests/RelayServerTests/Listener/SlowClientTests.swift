@@ -1,0 +1,251 @@
+import Foundation
+import HTTP2TestClient
+import Hummingbird
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import RelaySimulator
+import ServiceLifecycle
+import Testing
+
+@testable import RelayApplication
+@testable import RelayServer
+
+/// Issue 20 over real sockets: clients that trickle their headers or body, or never finish a TLS handshake, are cut
+/// off, plain and over TLS, HTTP/1.1 and HTTP/2; the listener keeps at most `max_connections` open. The timeouts are
+/// short here and each test waits for the relay to close the connection (an event), never for a time; the
+/// `RequestTimeoutHandlerTests` prove the durations on a clock the test moves.
+@Suite(.timeLimit(.minutes(1)))
+struct SlowClientTests {
+    static let short = ConnectionLimits(
+        headerTimeout: .milliseconds(200), bodyTimeout: .milliseconds(200), idleTimeout: .seconds(60),
+        maxConnections: 64)
+
+    struct Listener: Sendable {
+        let port: Int
+        let caFile: String?
+        /// The tenant key of the relay behind it.
+        var key = ""
+    }
+
+    /// Runs the relay on a free port (TLS when `tls`), gives the body its port, then shuts down.
+    static func withListener(
+        tls: Bool, limits: ConnectionLimits = short, body: @Sendable (Listener) async throws -> Void
+    ) async throws {
+        let relay = try await TestRelay()
+        var pem: (String, String)?
+        var caFile: String?
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("relay-slow-\(UUID().uuidString)")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        if tls {
+            let identity = try HTTP2TestIdentity.generate()
+            let leaf = try identity.issueServerCertificate(host: "127.0.0.1")
+            pem = (leaf.certificatePEM, leaf.privateKeyPEM)
+            caFile = try identity.write(to: directory)
+        }
+        let ports = AsyncStream.makeStream(of: Int.self)
+        let app = try buildApplication(
+            RelayApplicationParts(
+                relay: relay.relay, host: "127.0.0.1", port: 0, tls: pem, connections: limits,
+                logger: relay.logs.logger,
+                onServerRunning: { port in if let port { ports.continuation.yield(port) } }
+            )
+        )
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [], logger: relay.logs.logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var iterator = ports.stream.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            try await body(Listener(port: port, caFile: caFile, key: relay.key))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    /// A raw connection: plain TCP, or TLS offering `alpn` and trusting `caFile`.
+    static func connect(_ listener: Listener, alpn: [String] = ["http/1.1"]) async throws -> Connection {
+        let context: NIOSSLContext? = try listener.caFile.map { caFile in
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.trustRoots = .file(caFile)
+            configuration.applicationProtocols = alpn
+            return try NIOSSLContext(configuration: configuration)
+        }
+        return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: listener.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let context {
+                        try channel.pipeline.syncOperations.addHandler(
+                            try NIOSSLClientHandler(context: context, serverHostname: nil))
+                    }
+                    return try Connection(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    /// Sends `text`, then reads until the relay closes the connection; returns what it answered. A connection the
+    /// relay closed before `text` could be written (a slow test machine, and a short header timeout) answered nothing.
+    static func sendAndReadUntilClosed(_ connection: Connection, _ text: String) async throws -> String {
+        try await connection.executeThenClose { inbound, outbound in
+            do {
+                if !text.isEmpty { try await outbound.write(ByteBuffer(string: text)) }
+            } catch ChannelError.ioOnClosedChannel {
+                return ""
+            }
+            var received = ""
+            do {
+                for try await buffer in inbound { received += String(buffer: buffer) }
+            } catch {
+                // A TLS connection closed without close_notify ends in an error; the close is what is awaited.
+            }
+            return received
+        }
+    }
+
+    static let partialHeaders = "POST /v1/push HTTP/1.1\r\nHost: relay\r\nContent-Type: appl"
+    static func partialBody(key: String?) -> String {
+        "POST /v1/push HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nContent-Length: 100\r\n"
+            + (key.map { "Authorization: Bearer \($0)\r\n" } ?? "") + "\r\n{\"mess"
+    }
+
+    @Test(arguments: [false, true])
+    func aClientTricklingItsHeadersIsCutOff(tls: Bool) async throws {
+        try await Self.withListener(tls: tls) { listener in
+            let answer = try await Self.sendAndReadUntilClosed(try await Self.connect(listener), Self.partialHeaders)
+            #expect(answer.isEmpty)
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aClientTricklingItsBodyIsCutOff(tls: Bool) async throws {
+        // Headers get 10 s, so that they arrive in time on a loaded machine; the body gets 200 ms.
+        var limits = Self.short
+        limits.headerTimeout = .seconds(10)
+        try await Self.withListener(tls: tls, limits: limits) { listener in
+            let connection = try await Self.connect(listener)
+            let answer = try await Self.sendAndReadUntilClosed(connection, Self.partialBody(key: listener.key))
+            #expect(!answer.hasPrefix("HTTP/1.1 2"))
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aRequestRefusedBeforeItsBodyEndsClosesTheConnection(tls: Bool) async throws {
+        try await Self.withListener(tls: tls, limits: ConnectionLimits()) { listener in
+            let connection = try await Self.connect(listener)
+            // No key: refused at once (401) with `Connection: close`; the rest of the body is never waited for, and
+            // the default 30 s body timeout never comes into it.
+            let answer = try await Self.sendAndReadUntilClosed(connection, Self.partialBody(key: nil))
+            #expect(answer.hasPrefix("HTTP/1.1 401"))
+            #expect(answer.lowercased().contains("connection: close"))
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aDeclaredOversizeBodyIsRefusedBeforeReading(tls: Bool) async throws {
+        try await Self.withListener(tls: tls, limits: ConnectionLimits()) { listener in
+            // Declares a gigabyte and sends one byte of it: answered at once, and the connection closed.
+            let request =
+                "POST /v1/push HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\n"
+                + "Authorization: Bearer \(listener.key)\r\nContent-Length: 1073741824\r\n\r\n{"
+            let answer = try await Self.sendAndReadUntilClosed(try await Self.connect(listener), request)
+            #expect(answer.hasPrefix("HTTP/1.1 413"))
+            #expect(answer.lowercased().contains("connection: close"))
+            #expect(answer.contains("PAYLOAD_TOO_LARGE"))
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func anIdleKeepAliveConnectionIsClosed(tls: Bool) async throws {
+        var limits = Self.short
+        limits.headerTimeout = .seconds(10)
+        limits.idleTimeout = .milliseconds(200)
+        try await Self.withListener(tls: tls, limits: limits) { listener in
+            // One whole request answered, then nothing: Hummingbird's idle timeout closes the connection.
+            let answer = try await Self.sendAndReadUntilClosed(
+                try await Self.connect(listener), "GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 200"))
+            #expect(!answer.lowercased().contains("connection: close"))
+        }
+    }
+
+    @Test func aClientThatNeverStartsItsTLSHandshakeIsCutOff() async throws {
+        try await Self.withListener(tls: true) { listener in
+            let raw = try await Self.connect(Listener(port: listener.port, caFile: nil))
+            #expect(try await Self.sendAndReadUntilClosed(raw, "").isEmpty)
+        }
+    }
+
+    @Test func anHTTP2StreamTricklingItsBodyIsReset() async throws {
+        try await Self.withListener(tls: true) { listener in
+            let client = try await HTTP2TestClient.connect(port: listener.port, trusting: try #require(listener.caFile))
+            // With a good key the relay reads the body, and cuts the stream off when it does not come.
+            await #expect(throws: NIOHTTP2Errors.StreamClosed.self) {
+                _ = try await client.requestLeavingStreamOpen(
+                    method: "POST", path: "/v1/push",
+                    headers: [("authorization", "Bearer \(listener.key)"), ("content-type", "application/json")],
+                    body: Array("{\"m".utf8))
+            }
+            await client.close()
+        }
+    }
+
+    @Test func anHTTP2StreamAnsweredBeforeItsBodyEndsIsResetAtTheBodyTimeout() async throws {
+        // A body timeout long enough for the answer to come first on a loaded machine.
+        var limits = Self.short
+        limits.bodyTimeout = .seconds(3)
+        try await Self.withListener(tls: true, limits: limits) { listener in
+            let client = try await HTTP2TestClient.connect(port: listener.port, trusting: try #require(listener.caFile))
+            // Without a key, the 401 comes at once; the stream, whose body never ends, is reset at the body timeout.
+            let (response, reset) = try await client.requestLeavingStreamOpen(
+                method: "POST", path: "/v1/push", headers: [("content-type", "application/json")],
+                body: Array("{\"m".utf8))
+            #expect(response.status == 401)
+            #expect(reset != nil)
+            await client.close()
+        }
+    }
+
+    @Test func theCapStopsAcceptingAtItsLimit() {
+        var connections = OpenConnections(limit: 2)
+        connections.connectionOpened()
+        #expect(connections.isAcceptingNewConnections())
+        connections.connectionOpened()
+        #expect(!connections.isAcceptingNewConnections())
+        connections.connectionClosed()
+        #expect(connections.isAcceptingNewConnections())
+    }
+
+    @Test func connectionsBeyondTheCapWaitForOneToClose() async throws {
+        let limits = ConnectionLimits(
+            headerTimeout: .seconds(30), bodyTimeout: .seconds(30), idleTimeout: .seconds(60), maxConnections: 1)
+        try await Self.withListener(tls: false, limits: limits) { listener in
+            let first = try await Self.connect(listener)
+            let second = try await Self.connect(listener)
+            let request = "GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n"
+            try await second.executeThenClose { secondInbound, secondOutbound in
+                try await secondOutbound.write(ByteBuffer(string: request))
+                // The first connection is served while the second waits, unaccepted, in the kernel's backlog.
+                try await first.executeThenClose { inbound, outbound in
+                    try await outbound.write(ByteBuffer(string: request))
+                    var answer = ""
+                    for try await buffer in inbound {
+                        answer += String(buffer: buffer)
+                        if answer.contains("\r\n\r\n") { break }
+                    }
+                    #expect(answer.hasPrefix("HTTP/1.1 200"))
+                }
+                // Once the first is closed, the second is accepted and answered.
+                var answer = ""
+                for try await buffer in secondInbound {
+                    answer += String(buffer: buffer)
+                    if answer.contains("\r\n\r\n") { break }
+                }
+                #expect(answer.hasPrefix("HTTP/1.1 200"))
+            }
+        }
+    }
+}
