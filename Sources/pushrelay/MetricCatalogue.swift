@@ -23,10 +23,14 @@ enum MetricCatalogue {
             help: "Time from a request's arrival to its response, by route template and status class (2xx, 4xx, …)."),
         Family(
             name: "relay_http_connections_open", type: "gauge", labels: [],
-            help: "Connections open to the relay's listener (plain and TLS); at [server] max_connections it accepts no more."),
+            help:
+                "Connections open to the relay's listener (plain and TLS); at [server] max_connections it accepts no more."
+        ),
         Family(
             name: "relay_http_client_timeouts_total", type: "counter", labels: ["phase"],
-            help: "Connections (HTTP/1.1) or streams (HTTP/2) closed because the client sent its headers or body too slowly."),
+            help:
+                "Connections (HTTP/1.1) or streams (HTTP/2) closed because the client sent its headers or body too slowly."
+        ),
         Family(
             name: "relay_pushes_total", type: "counter", labels: ["tenant", "provider", "outcome"],
             help: "Notifications concluded, by tenant id, provider and outcome."),

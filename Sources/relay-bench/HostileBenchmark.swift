@@ -34,62 +34,33 @@ struct HostileBenchmark: AsyncParsableCommand {
     var pushrelay: String?
 
     func run() async throws {
-        let executable =
-            pushrelay
-            ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-                "pushrelay"
-            ).path
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw ValidationError(
-                "no pushrelay executable at \(executable); build it (swift build -c release --product pushrelay)")
-        }
+        let executable = try BenchRelay.executable(pushrelay)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "relay-bench-\(UUID().uuidString.prefix(8))"
         ).path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
         let credentials = try SimulatorCredentials()
         var simulatorConfiguration = credentials.simulatorConfiguration()
         simulatorConfiguration.recordsRequests = false
         let simulator = try await ProviderSimulator.start(configuration: simulatorConfiguration)
-        let files = try credentials.write(to: directory, tokenURI: simulator.fcmTokenURI)
-        let identity = try HTTP2TestIdentity.generate()
-        let leaf = try identity.issueServerCertificate(host: "127.0.0.1")
-        let caFile = try identity.write(to: directory + "/relay-ca")
-        try leaf.certificatePEM.write(toFile: directory + "/relay.pem", atomically: true, encoding: .utf8)
-        try leaf.privateKeyPEM.write(toFile: directory + "/relay-key.pem", atomically: true, encoding: .utf8)
-        let port = try RelayBenchmark.freePort()
-        let config = """
-            [server]
-            listen = "127.0.0.1:\(port)"
-            tls_cert_file = "relay.pem"
-            tls_key_file = "relay-key.pem"
-            [store]
-            url = "sqlite://relay.db"
-            [logging]
-            level = "warning"
-            [audit]
-            enabled = true
-            instance = "bench"
-
-            """
-            + credentials.relayConfiguration(caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL)
-        let configPath = directory + "/relay.conf"
-        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-        _ = try RelayBenchmark.runTool(executable, ["tenant", "create", "bench", "--config", configPath])
-        let issued = try RelayBenchmark.runTool(
-            executable, ["key", "issue", "--tenant", "bench", "--json", "--config", configPath])
-        guard let key = JSONValue.decode(Array(issued.utf8))?.objectValue?["key"]?.stringValue else {
-            throw ValidationError("could not issue a key: \(issued)")
-        }
-        let relay = Process()
-        relay.executableURL = URL(fileURLWithPath: executable)
-        relay.arguments = ["serve", "--config", configPath]
-        try relay.run()
-        defer { if relay.isRunning { relay.terminate() } }
-        let pid = relay.processIdentifier
-        let url = "https://127.0.0.1:\(port)"
+        let bench = try BenchRelay(executable: executable, directory: directory)
+        try bench.configure(
+            sections: """
+                [store]
+                url = "sqlite://relay.db"
+                [audit]
+                enabled = true
+                instance = "bench"
+                """,
+            simulator: simulator, credentials: credentials)
+        let key = try bench.createTenant("bench")
+        let relay = try await bench.start(quiet: true)
+        defer { relay.kill(SIGKILL) }
+        let pid = relay.pid
+        let port = bench.port
+        let caFile = bench.caFile
+        let url = bench.url
         // Answers up to 64 MB: before issue 20, one such body got a 25 MB answer.
         let pool = try HTTP2Pool(
             configuration: .init(
@@ -168,8 +139,8 @@ struct HostileBenchmark: AsyncParsableCommand {
         report["slow_cut_off_seconds_max"] = TransportBenchmark.rounded(durations.max() ?? 0, 1)
         report["relay_peak_rss_mb"] = TransportBenchmark.rounded(RelayBenchmark.peakResidentMegabytes(pid: pid), 1)
 
-        relay.terminate()
-        relay.waitUntilExit()
+        relay.kill(SIGTERM)
+        _ = await relay.exitStatus()
         try await simulator.shutdown()
         let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))

@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import RelayApplication
-import RelayStore
 import RelayCore
+import RelayStore
 
 /// Authenticates the tenant key of a tenant route before its handler runs: the key in the path (`/t/<key>/…`, taken
 /// out by ``RelayResponder``) or else the `Authorization: Bearer` one.
