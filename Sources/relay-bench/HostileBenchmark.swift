@@ -186,10 +186,6 @@ struct HostileBenchmark: AsyncParsableCommand {
     }
 
     static func residentMegabytes(_ pid: Int32) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return (line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0) / 1024
-        }
-        return 0
+        RelayBenchmark.statusMegabytes("VmRSS", of: "\(pid)")
     }
 }

@@ -356,8 +356,14 @@ struct RelayBenchmark: AsyncParsableCommand {
     }
 
     static func peakResidentMegabytes(pid: Int32) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        statusMegabytes("VmHWM", of: "\(pid)")
+    }
+
+    /// A memory figure of `/proc/<process>/status` in MB (`VmHWM`: the peak resident set, `VmRSS`: the current one);
+    /// `process` is a pid, or `self`. 0 when it cannot be read.
+    static func statusMegabytes(_ field: String, of process: String) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
             return (line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0) / 1024
         }
         return 0

@@ -255,12 +255,7 @@ struct TransportBenchmark: AsyncParsableCommand {
 
     /// Peak resident set size of this process (VmHWM), in MB.
     static func peakResidentMegabytes() -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
-            return kilobytes / 1024
-        }
-        return 0
+        RelayBenchmark.statusMegabytes("VmHWM", of: "self")
     }
 }
 
