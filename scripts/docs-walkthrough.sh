@@ -152,9 +152,9 @@ cat >"$session" <<'EOF'
 set -euo pipefail
 source "$WALKTHROUGH_MAP"
 PS4='+ ${__where[$LINENO]:-docs-walkthrough}: '
-trap 'status=$?; echo "docs-walkthrough: FAILED at ${__where[$LINENO]:-an unknown line} (exit status $status)" >&2; exit $status' ERR
+trap '{ status=$?; set +x; } 2>/dev/null; echo "docs-walkthrough: FAILED at ${__where[$LINENO]:-an unknown line} (exit status $status)" >&2; exit $status' ERR
 trap 'exit 143' TERM INT
-trap 'for job in $(jobs -p); do kill "$job" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
+trap '{ set +x; } 2>/dev/null; for job in $(jobs -p); do kill "$job" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
 set -x
 EOF
 header=$(wc -l <"$session")
