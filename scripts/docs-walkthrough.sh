@@ -18,7 +18,8 @@
 #   - real APNs, FCM or Expo credentials: the walk-through sends through `pushrelay simulate` instead;
 #   - reference examples with output from a production relay (months of audit records, fixed dates, `bad.conf`):
 #     the same commands with the same options run in the walk-through blocks on this relay's own records;
-#   - `kill -HUP` for a new TLS certificate, proxies, `relay-bench`: covered by the test suite and the fault run.
+#   - an upstream proxy and `relay-bench`: they need a proxy and minutes of load; the test suite and CI's fault run
+#     cover them.
 #
 # The relays and the simulator listen on free ports: the script replaces 127.0.0.1:8080 and 127.0.0.1:8081 (relays)
 # and 127.0.0.1:8443 (the simulator) in the commands with free ones, and kills whatever the blocks left running at
