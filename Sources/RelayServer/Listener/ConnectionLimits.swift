@@ -13,8 +13,8 @@ package struct ConnectionLimits: Sendable, Equatable {
     /// A connection without a request in progress (HTTP/1.1 keep-alive, HTTP/2 without open streams) is closed after
     /// this long; on HTTP/1.1 it bounds the headers of every request after the first too.
     package var idleTimeout: TimeAmount
-    /// Connections open at once; beyond it the listener stops accepting, so that further connections wait in the
-    /// kernel's backlog (and are refused by it once that is full) without costing the relay a descriptor.
+    /// Connections open at once; a connection beyond it is refused at once (``AdmittingChannel``,
+    /// ``ConnectionRefusalHandler``).
     package var maxConnections: Int
 
     package init(

@@ -13,8 +13,8 @@ import Testing
 @testable import RelayServer
 
 /// Issue 20 over real sockets: clients that trickle their headers or body, or never finish a TLS handshake, are cut
-/// off, plain and over TLS, HTTP/1.1 and HTTP/2; the listener keeps at most `max_connections` open. The timeouts are
-/// short here and each test waits for the relay to close the connection (an event), never for a time; the
+/// off, plain and over TLS, HTTP/1.1 and HTTP/2 (`ConnectionCapTests`: what `max_connections` refuses). The timeouts
+/// are short here and each test waits for the relay to close the connection (an event), never for a time; the
 /// `RequestTimeoutHandlerTests` prove the durations on a clock the test moves.
 @Suite(.timeLimit(.minutes(1)))
 struct SlowClientTests {
@@ -210,46 +210,6 @@ struct SlowClientTests {
             #expect(response.status == 401)
             #expect(reset != nil)
             await client.close()
-        }
-    }
-
-    @Test func theCapStopsAcceptingAtItsLimit() {
-        var connections = OpenConnections(limit: 2)
-        connections.connectionOpened()
-        #expect(connections.isAcceptingNewConnections())
-        connections.connectionOpened()
-        #expect(!connections.isAcceptingNewConnections())
-        connections.connectionClosed()
-        #expect(connections.isAcceptingNewConnections())
-    }
-
-    @Test func connectionsBeyondTheCapWaitForOneToClose() async throws {
-        let limits = ConnectionLimits(
-            headerTimeout: .seconds(30), bodyTimeout: .seconds(30), idleTimeout: .seconds(60), maxConnections: 1)
-        try await Self.withListener(tls: false, limits: limits) { listener in
-            let first = try await Self.connect(listener)
-            let second = try await Self.connect(listener)
-            let request = "GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n"
-            try await second.executeThenClose { secondInbound, secondOutbound in
-                try await secondOutbound.write(ByteBuffer(string: request))
-                // The first connection is served while the second waits, unaccepted, in the kernel's backlog.
-                try await first.executeThenClose { inbound, outbound in
-                    try await outbound.write(ByteBuffer(string: request))
-                    var answer = ""
-                    for try await buffer in inbound {
-                        answer += String(buffer: buffer)
-                        if answer.contains("\r\n\r\n") { break }
-                    }
-                    #expect(answer.hasPrefix("HTTP/1.1 200"))
-                }
-                // Once the first is closed, the second is accepted and answered.
-                var answer = ""
-                for try await buffer in secondInbound {
-                    answer += String(buffer: buffer)
-                    if answer.contains("\r\n\r\n") { break }
-                }
-                #expect(answer.hasPrefix("HTTP/1.1 200"))
-            }
         }
     }
 }
