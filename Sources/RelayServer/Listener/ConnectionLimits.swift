@@ -5,13 +5,14 @@ package import RelayApplication
 /// that sends slowly, or not at all, can hold of the relay (`[server] header_timeout_ms`, `body_timeout_ms`,
 /// `idle_timeout_ms`, `max_connections`).
 package struct ConnectionLimits: Sendable, Equatable {
-    /// A new connection (TLS handshake included) has this long to deliver its first request's headers.
+    /// A new connection (TLS handshake included) has this long to deliver its first request's headers; on HTTP/1.1
+    /// every later request's headers must arrive this long after its first byte.
     package var headerTimeout: TimeAmount
     /// A request's body must have arrived whole this long after its headers; then the request (an HTTP/2 stream) or
     /// the connection (HTTP/1.1) is closed.
     package var bodyTimeout: TimeAmount
     /// A connection without a request in progress (HTTP/1.1 keep-alive, HTTP/2 without open streams) is closed after
-    /// this long; on HTTP/1.1 it bounds the headers of every request after the first too.
+    /// this long; until the next request's first byte, on HTTP/1.1.
     package var idleTimeout: TimeAmount
     /// Connections open at once; a connection beyond it is refused at once (``AdmittingChannel``,
     /// ``ConnectionRefusalHandler``).

@@ -1,16 +1,24 @@
 import HTTPTypes
 import Metrics
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// Cuts off a client that sends a request too slowly: on an HTTP/1.1 connection, the first request's headers must
 /// arrive within ``ConnectionLimits/headerTimeout`` of the handler's start (the connection's, or the TLS handshake's
-/// end); on HTTP/1.1 and on each HTTP/2 stream, a request's body must end within ``ConnectionLimits/bodyTimeout`` of
-/// its headers. Then the connection (HTTP/1.1) or the stream (HTTP/2, with RST_STREAM) is closed.
+/// end), and every later request's headers within the header timeout of that request's first byte; on HTTP/1.1 and
+/// on each HTTP/2 stream, a request's body must end within ``ConnectionLimits/bodyTimeout`` of its headers. Then the
+/// connection (HTTP/1.1) or the stream (HTTP/2, with RST_STREAM) is closed.
+///
+/// Between requests a keep-alive connection is left to Hummingbird's idle timeout, which counts from the last
+/// response and is not reset by bytes short of a whole request part; the first byte of the next request is seen by a
+/// ``RequestBytesObserver`` this handler places before the HTTP/1.1 decoder, and starts the header timeout. (Bytes of
+/// the next request that arrive in the same read as the end of the previous one are not told apart from it: such a
+/// request's headers stay bounded by the idle timeout.)
 ///
 /// Hand-written because neither NIO nor Hummingbird bounds the *total* time of a request's parts: NIO's
-/// `IdleStateHandler` and Hummingbird's idle timeout (which this leaves in charge of idle keep-alive connections, and
-/// so of the headers of later requests) are reset by every byte, which a client trickling a byte every 2 s defeats.
+/// `IdleStateHandler` is reset by every byte, which a client trickling a byte every 2 s defeats, and Hummingbird's
+/// idle timeout only runs between requests.
 ///
 /// It also answers RFC 9112 §9.6 for responses sent before the request's body has arrived whole (a 401 or 413 after
 /// the headers, a `Content-Length` over the limit refused before reading): on HTTP/1.1 the response says
@@ -31,12 +39,14 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     private enum Phase {
-        /// Waiting for the first request's headers (HTTP/1.1).
+        /// Waiting for the first request's headers (HTTP/1.1), under the header timeout.
         case awaitingFirstHead
         case readingBody
         /// The request has arrived whole; its response is on its way, or the connection waits for the next request
         /// under Hummingbird's idle timeout.
         case requestRead
+        /// The next request's first bytes have arrived (HTTP/1.1); its headers are under the header timeout.
+        case awaitingNextHead
     }
 
     /// Clients cut off by a timeout, by what they were sending: `header` or `body`.
@@ -54,8 +64,19 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
         self.mode = mode
     }
 
+    /// This handler's context, while it is in a pipeline: ``RequestBytesObserver`` reports to it.
+    private var context: ChannelHandlerContext?
+
     func handlerAdded(context: ChannelHandlerContext) {
-        if self.mode == .http1Connection, context.channel.isActive { self.startHeaderTimer(context) }
+        self.context = context
+        guard self.mode == .http1Connection else { return }
+        // Between the TLS handler (if any) and the decoder, where the next request's bytes arrive undecoded. Absent
+        // from a pipeline without NIO's HTTP/1.1 decoder (tests that feed request parts).
+        let pipeline = context.pipeline.syncOperations
+        if let decoder = try? pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self) {
+            try? pipeline.addHandler(RequestBytesObserver(self), position: .before(decoder.handler))
+        }
+        if context.channel.isActive { self.startHeaderTimer(context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -65,6 +86,15 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.cancelTimer()
+        self.context = nil
+    }
+
+    /// Bytes arrived before the HTTP/1.1 decoder: once a request has been read, the first of them start the next
+    /// request's header timeout.
+    fileprivate func requestBytesArrived() {
+        guard self.phase == .requestRead, let context = self.context else { return }
+        self.phase = .awaitingNextHead
+        self.schedule(context, in: self.limits.headerTimeout, cutting: "header")
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -129,5 +159,24 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func cancelTimer() {
         self.timer?.cancel()
         self.timer = nil
+    }
+}
+
+/// Tells a ``RequestTimeoutHandler`` of every read of an HTTP/1.1 connection before it is decoded, so that the first
+/// byte of a request after the first starts its header timeout. It holds its handler strongly: both live in the same
+/// pipeline and leave it when the connection closes.
+final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let handler: RequestTimeoutHandler
+
+    init(_ handler: RequestTimeoutHandler) {
+        self.handler = handler
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        self.handler.requestBytesArrived()
+        context.fireChannelRead(data)
     }
 }

@@ -174,6 +174,34 @@ struct SlowClientTests {
         }
     }
 
+    @Test(arguments: [false, true])
+    func aLaterRequestTricklingItsHeadersOnAKeepAliveConnectionIsCutOff(tls: Bool) async throws {
+        // An idle timeout beyond the test's time limit, so that only the header timeout can close the connection; a
+        // header timeout that a loaded machine's handshake and first requests still fit in.
+        var limits = Self.short
+        limits.headerTimeout = .seconds(5)
+        limits.idleTimeout = .seconds(600)
+        try await Self.withListener(tls: tls, limits: limits) { listener in
+            let health = "GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n"
+            let answer = try await Self.connect(listener).executeThenClose { inbound, outbound in
+                var iterator = inbound.makeAsyncIterator()
+                // Two whole requests on the connection are served: keep-alive works.
+                #expect(try await ConnectionCapTests.exchange(health, &iterator, outbound).hasPrefix("HTTP/1.1 200"))
+                #expect(try await ConnectionCapTests.exchange(health, &iterator, outbound).hasPrefix("HTTP/1.1 200"))
+                // The third never finishes its headers: its first bytes start the header timeout.
+                try await outbound.write(ByteBuffer(string: Self.partialHeaders))
+                var received = ""
+                do {
+                    while let buffer = try await iterator.next() { received += String(buffer: buffer) }
+                } catch {
+                    // A TLS connection closed without close_notify ends in an error; the close is what is awaited.
+                }
+                return received
+            }
+            #expect(answer.isEmpty)
+        }
+    }
+
     @Test func aClientThatNeverStartsItsTLSHandshakeIsCutOff() async throws {
         try await Self.withListener(tls: true) { listener in
             let raw = try await Self.connect(Listener(port: listener.port, caFile: nil))
