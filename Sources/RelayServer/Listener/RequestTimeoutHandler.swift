@@ -7,8 +7,10 @@ import NIOHTTPTypes
 /// Cuts off a client that sends a request too slowly: on an HTTP/1.1 connection, the first request's headers must
 /// arrive within ``ConnectionLimits/headerTimeout`` of the handler's start (the connection's, or the TLS handshake's
 /// end), and every later request's headers within the header timeout of that request's first byte; on HTTP/1.1 and
-/// on each HTTP/2 stream, a request's body must end within ``ConnectionLimits/bodyTimeout`` of its headers. Then the
-/// connection (HTTP/1.1) or the stream (HTTP/2, with RST_STREAM) is closed.
+/// on each HTTP/2 stream, a request's body must end within ``ConnectionLimits/bodyTimeout`` of its headers, or keep
+/// arriving at ``ConnectionLimits/bodyMinimumBytesPerSecond``: at the body timeout a body still arriving is given
+/// another body timeout when it arrived at least that fast over the period just ended, and so on. Then the connection
+/// (HTTP/1.1) or the stream (HTTP/2, with RST_STREAM) is closed.
 ///
 /// Between requests a keep-alive connection is left to Hummingbird's idle timeout, which counts from the last
 /// response and is not reset by bytes short of a whole request part; the first byte of the next request is seen by a
@@ -56,6 +58,8 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let mode: Mode
     private var phase = Phase.awaitingFirstHead
     private var timer: Scheduled<Void>?
+    /// Body bytes received since the body timeout was last (re)armed.
+    private var bodyBytes = 0
     /// The response started before the request's body ended (HTTP/1.1): close once it is written.
     private var closeAfterResponse = false
 
@@ -108,9 +112,10 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
             self.cancelTimer()
             self.phase = .readingBody
             self.closeAfterResponse = false
+            self.bodyBytes = 0
             self.schedule(context, in: self.limits.bodyTimeout, cutting: "body")
-        case .body:
-            break
+        case .body(let bytes):
+            self.bodyBytes += bytes.readableBytes
         case .end:
             self.cancelTimer()
             self.phase = .requestRead
@@ -151,9 +156,23 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
         self.timer = context.eventLoop.scheduleTask(in: delay) {
             let (handler, context) = bound.value
             handler.timer = nil
+            if phase == "body", handler.phase == .readingBody, handler.bodyKeptItsRate {
+                handler.bodyBytes = 0
+                handler.schedule(context, in: handler.limits.bodyTimeout, cutting: phase)
+                return
+            }
             Counter(label: Self.timeoutsCounterLabel, dimensions: [("phase", phase)]).increment()
             context.close(promise: nil)
         }
+    }
+
+    /// Whether the body arrived at ``ConnectionLimits/bodyMinimumBytesPerSecond`` or faster over the body timeout
+    /// just ended (never when the rate is 0).
+    private var bodyKeptItsRate: Bool {
+        let rate = self.limits.bodyMinimumBytesPerSecond
+        guard rate > 0 else { return false }
+        let seconds = Double(self.limits.bodyTimeout.nanoseconds) / 1_000_000_000
+        return Double(self.bodyBytes) >= Double(rate) * seconds
     }
 
     private func cancelTimer() {

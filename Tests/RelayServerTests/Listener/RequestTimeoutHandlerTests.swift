@@ -12,7 +12,8 @@ import Testing
     static let limits = ConnectionLimits(
         headerTimeout: .seconds(10), bodyTimeout: .seconds(30), idleTimeout: .seconds(60), maxConnections: 10)
 
-    static func channel(_ mode: RequestTimeoutHandler.Mode) throws -> EmbeddedChannel {
+    static func channel(_ mode: RequestTimeoutHandler.Mode, limits: ConnectionLimits = limits) throws -> EmbeddedChannel
+    {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(RequestTimeoutHandler(limits: limits, mode: mode))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
@@ -111,6 +112,58 @@ import Testing
         try channel.writeOutbound(HTTPResponsePart.end(nil))
         #expect(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .seconds(30))
+        #expect(!channel.isActive)
+    }
+
+    /// Sends `bytesPerSecond` of body a second for `seconds` seconds, a part at the start of each second; returns
+    /// whether the channel is still open at the end.
+    static func sendBody(_ channel: EmbeddedChannel, bytesPerSecond: Int, seconds: Int) throws -> Bool {
+        for _ in 0..<seconds {
+            guard channel.isActive else { return false }
+            try channel.writeInbound(HTTPRequestPart.body(ByteBuffer(repeating: 0x20, count: bytesPerSecond)))
+            channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        }
+        return channel.isActive
+    }
+
+    @Test(arguments: [RequestTimeoutHandler.Mode.http1Connection, .http2Stream])
+    func aBodyArrivingAtTheMinimumRateOutlivesTheBodyTimeout(mode: RequestTimeoutHandler.Mode) throws {
+        // 30 s and 1,024 bytes/s: a body sent at exactly the rate for 100 s is never cut, and ends normally.
+        let channel = try Self.channel(mode)
+        try channel.writeInbound(Self.head)
+        #expect(try Self.sendBody(channel, bytesPerSecond: 1_024, seconds: 100))
+        try channel.writeInbound(HTTPRequestPart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3_600))
+        #expect(channel.isActive)
+    }
+
+    @Test(arguments: [RequestTimeoutHandler.Mode.http1Connection, .http2Stream])
+    func aBodyBelowTheMinimumRateIsCutAtTheBodyTimeout(mode: RequestTimeoutHandler.Mode) throws {
+        let channel = try Self.channel(mode)
+        try channel.writeInbound(Self.head)
+        #expect(try Self.sendBody(channel, bytesPerSecond: 1_000, seconds: 29))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aBodyThatStopsArrivingIsCutAtTheEndOfThePeriod() throws {
+        let channel = try Self.channel(.http1Connection)
+        try channel.writeInbound(Self.head)
+        // Fast for the first period: given another 30 s, in which nothing comes.
+        #expect(try Self.sendBody(channel, bytesPerSecond: 100_000, seconds: 30))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(29))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func withoutAMinimumRateTheBodyTimeoutIsAFixedDeadline() throws {
+        var limits = Self.limits
+        limits.bodyMinimumBytesPerSecond = 0
+        let channel = try Self.channel(.http1Connection, limits: limits)
+        try channel.writeInbound(Self.head)
+        #expect(try Self.sendBody(channel, bytesPerSecond: 100_000, seconds: 29))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
         #expect(!channel.isActive)
     }
 }

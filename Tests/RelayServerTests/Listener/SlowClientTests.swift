@@ -174,6 +174,65 @@ struct SlowClientTests {
         }
     }
 
+    /// Sends a push request whose body (`{"messages":…}` behind `bodyLength` bytes in all of JSON whitespace) goes
+    /// out `chunk` bytes every 100 ms (the input, not a synchronisation); returns what the relay answered once it
+    /// closed the connection.
+    static func sendBodySteadily(_ listener: Listener, bodyLength: Int, chunk: Int) async throws -> String {
+        let json = #"{"messages":[{"to":"\#(TestRelay.apnsToken)","title":"t","body":"b"}]}"#
+        let body = Array(String(repeating: " ", count: bodyLength - json.utf8.count).utf8) + Array(json.utf8)
+        let head =
+            "POST /v1/push HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            + "Authorization: Bearer \(listener.key)\r\nContent-Length: \(body.count)\r\n\r\n"
+        return try await Self.connect(listener).executeThenClose { inbound, outbound in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await outbound.write(ByteBuffer(string: head))
+                    for start in stride(from: 0, to: body.count, by: chunk) {
+                        try await Task.sleep(for: .milliseconds(100))
+                        try await outbound.write(ByteBuffer(bytes: body[start..<min(start + chunk, body.count)]))
+                    }
+                }
+                var received = ""
+                do {
+                    for try await buffer in inbound { received += String(buffer: buffer) }
+                } catch {
+                    // A TLS connection closed without close_notify ends in an error; the close is what is awaited.
+                }
+                // The relay closed the connection: a writer still trickling has nothing more to do.
+                group.cancelAll()
+                _ = try? await group.next()
+                return received
+            }
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aBodySentSteadilyAboveTheMinimumRateOutlivesTheBodyTimeout(tls: Bool) async throws {
+        // 1,250 bytes at 250 bytes/s take 5 s, over two body timeouts of 2 s; 10 bytes/s is all it must keep up, so
+        // only a client stalled for a whole 2 s period would be cut.
+        var limits = Self.short
+        limits.headerTimeout = .seconds(10)
+        limits.bodyTimeout = .seconds(2)
+        limits.bodyMinimumBytesPerSecond = 10
+        try await Self.withListener(tls: tls, limits: limits) { listener in
+            let answer = try await Self.sendBodySteadily(listener, bodyLength: 1_250, chunk: 25)
+            #expect(answer.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aBodyTrickledBelowTheMinimumRateIsCutOff(tls: Bool) async throws {
+        // 50 bytes/s against 1,000 bytes/s required: cut at the first body timeout.
+        var limits = Self.short
+        limits.headerTimeout = .seconds(10)
+        limits.bodyTimeout = .seconds(2)
+        limits.bodyMinimumBytesPerSecond = 1_000
+        try await Self.withListener(tls: tls, limits: limits) { listener in
+            let answer = try await Self.sendBodySteadily(listener, bodyLength: 5_000, chunk: 5)
+            #expect(answer.isEmpty)
+        }
+    }
+
     @Test(arguments: [false, true])
     func aLaterRequestTricklingItsHeadersOnAKeepAliveConnectionIsCutOff(tls: Bool) async throws {
         // An idle timeout beyond the test's time limit, so that only the header timeout can close the connection; a
