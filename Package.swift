@@ -233,6 +233,9 @@ let package = Package(
                 "RelayProviders", "RelayStore",
                 "RelayStorePostgres",
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                // An HTTP/2 stream's pipeline on an `EmbeddedChannel`: the frames a stream's answer and reset become.
+                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
                 // The listener's timeouts on an `EmbeddedChannel`, whose event loop's time the test advances.
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -2,7 +2,9 @@ import HTTPTypes
 import Metrics
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP2
 
 /// Cuts off a client that sends a request too slowly: on an HTTP/1.1 connection, the first request's headers must
 /// arrive within ``ConnectionLimits/headerTimeout`` of the handler's start (the connection's, or the TLS handshake's
@@ -25,8 +27,10 @@ import NIOHTTPTypes
 /// It also answers RFC 9112 §9.6 for responses sent before the request's body has arrived whole (a 401 or 413 after
 /// the headers, a `Content-Length` over the limit refused before reading): on HTTP/1.1 the response says
 /// `Connection: close` and the connection closes once it is written, so the rest of the body is never waited for. On
-/// HTTP/2 the stream is left to the body timeout: resetting it right after the response (RFC 9113 §8.1) raced the
-/// response's own frames in swift-nio-http2, and a client that reads the answer stops sending anyway.
+/// HTTP/2 the stream is reset with RST_STREAM NO_ERROR (RFC 9113 §8.1) once the response's last frame (END_STREAM)
+/// has been written: the reset is written below ``HTTP2FramePayloadToHTTPServerCodec`` when that write's promise
+/// completes, so it follows the response on the wire. (Closing the stream channel at once instead raced the
+/// response's own frames: swift-nio-http2 drops a closed stream's pending writes and resets with CANCEL.)
 final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -131,6 +135,16 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
             response.headerFields[.connection] = "close"
             context.write(self.wrapOutboundOut(.head(response)), promise: promise)
             return
+        case .end where self.mode == .http2Stream && self.phase == .readingBody:
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.cascade(to: promise)
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            written.futureResult.whenSuccess {
+                let (handler, context) = bound.value
+                handler.resetAfterEarlyAnswer(context)
+            }
+            context.write(data, promise: written)
+            return
         case .end where self.closeAfterResponse:
             self.cancelTimer()
             let closing = context.eventLoop.makePromise(of: Void.self)
@@ -143,6 +157,20 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
             break
         }
         context.write(data, promise: promise)
+    }
+
+    /// The stream's response has been written whole while its body is still arriving (HTTP/2): reset the stream with
+    /// NO_ERROR, which tells the client to stop sending without failing the response it has (RFC 9113 §8.1).
+    private func resetAfterEarlyAnswer(_ context: ChannelHandlerContext) {
+        guard self.phase == .readingBody, context.channel.isActive else { return }
+        self.cancelTimer()
+        self.phase = .requestRead
+        let pipeline = context.pipeline.syncOperations
+        guard let codec = try? pipeline.context(handlerType: HTTP2FramePayloadToHTTPServerCodec.self) else {
+            context.close(promise: nil)
+            return
+        }
+        codec.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(.noError)), promise: nil)
     }
 
     private func startHeaderTimer(_ context: ChannelHandlerContext) {
