@@ -27,10 +27,14 @@ import NIOHTTPTypesHTTP2
 /// It also answers RFC 9112 §9.6 for responses sent before the request's body has arrived whole (a 401 or 413 after
 /// the headers, a `Content-Length` over the limit refused before reading): on HTTP/1.1 the response says
 /// `Connection: close` and the connection closes once it is written, so the rest of the body is never waited for. On
-/// HTTP/2 the stream is reset with RST_STREAM NO_ERROR (RFC 9113 §8.1) once the response's last frame (END_STREAM)
-/// has been written: the reset is written below ``HTTP2FramePayloadToHTTPServerCodec`` when that write's promise
-/// completes, so it follows the response on the wire. (Closing the stream channel at once instead raced the
-/// response's own frames: swift-nio-http2 drops a closed stream's pending writes and resets with CANCEL.)
+/// HTTP/2 the stream is reset with RST_STREAM NO_ERROR (RFC 9113 §8.1) ``earlyAnswerResetDelay`` after the response's
+/// last frame (END_STREAM) has been written, unless its body ends, or the client resets it, before then. The reset is
+/// written below ``HTTP2FramePayloadToHTTPServerCodec``, timed from that write's promise, so it follows the response
+/// on the wire. (Closing the stream channel at once instead raced the response's own frames: swift-nio-http2 drops a
+/// closed stream's pending writes and resets with CANCEL.) The delay spares clients the resets they do not need: a
+/// client whose body was already on its way, or that resets the stream itself, gets none; resets a client receives
+/// count against its own rapid-reset guard (swift-nio-http2, and so AsyncHTTPClient, allow 200 per 30 s by default),
+/// and a NIO client that left many streams open tripped it on this relay's resets when they came at once.
 final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -54,6 +58,9 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
         /// The next request's first bytes have arrived (HTTP/1.1); its headers are under the header timeout.
         case awaitingNextHead
     }
+
+    /// How long after an early answer on HTTP/2 its stream is reset, if its body has not ended.
+    static let earlyAnswerResetDelay = TimeAmount.seconds(1)
 
     /// Clients cut off by a timeout, by what they were sending: `header` or `body`.
     static let timeoutsCounterLabel = "relay_http_client_timeouts_total"
@@ -141,7 +148,7 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             written.futureResult.whenSuccess {
                 let (handler, context) = bound.value
-                handler.resetAfterEarlyAnswer(context)
+                handler.earlyAnswerWritten(context)
             }
             context.write(data, promise: written)
             return
@@ -159,11 +166,23 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.write(data, promise: promise)
     }
 
-    /// The stream's response has been written whole while its body is still arriving (HTTP/2): reset the stream with
-    /// NO_ERROR, which tells the client to stop sending without failing the response it has (RFC 9113 §8.1).
-    private func resetAfterEarlyAnswer(_ context: ChannelHandlerContext) {
+    /// The stream's response has been written whole while its body is still arriving (HTTP/2): unless the body ends
+    /// first, reset the stream ``earlyAnswerResetDelay`` from now. (The reset replaces the body timeout.)
+    private func earlyAnswerWritten(_ context: ChannelHandlerContext) {
         guard self.phase == .readingBody, context.channel.isActive else { return }
         self.cancelTimer()
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        self.timer = context.eventLoop.scheduleTask(in: Self.earlyAnswerResetDelay) {
+            let (handler, context) = bound.value
+            handler.timer = nil
+            handler.resetAfterEarlyAnswer(context)
+        }
+    }
+
+    /// Resets the stream with NO_ERROR, which tells the client to stop sending without failing the response it has
+    /// (RFC 9113 §8.1).
+    private func resetAfterEarlyAnswer(_ context: ChannelHandlerContext) {
+        guard self.phase == .readingBody, context.channel.isActive else { return }
         self.phase = .requestRead
         let pipeline = context.pipeline.syncOperations
         guard let codec = try? pipeline.context(handlerType: HTTP2FramePayloadToHTTPServerCodec.self) else {

@@ -137,9 +137,26 @@ import Testing
         channel.write(HTTPResponsePart.end(nil), promise: nil)
         #expect(try Self.writtenFrames(channel).isEmpty)
         channel.flush()
-        // The answer whole, its END_STREAM included, then RST_STREAM NO_ERROR (RFC 9113 §8.1).
+        // The answer whole, its END_STREAM included, then, a moment later, RST_STREAM NO_ERROR (RFC 9113 §8.1).
+        let answer = try Self.writtenFrames(channel)
+        #expect(answer == ["headers", "data", "data end"])
+        channel.embeddedEventLoop.advanceTime(by: RequestTimeoutHandler.earlyAnswerResetDelay - .milliseconds(1))
+        #expect(try Self.writtenFrames(channel).isEmpty)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        let reset = try Self.writtenFrames(channel)
+        #expect(reset == ["rst_stream(\(HTTP2ErrorCode.noError.networkCode))"])
+    }
+
+    @Test func anHTTP2StreamWhoseBodyEndsJustAfterAnEarlyAnswerIsNotReset() throws {
+        let channel = try Self.stream()
+        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .unauthorized)))
+        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        channel.embeddedEventLoop.advanceTime(by: RequestTimeoutHandler.earlyAnswerResetDelay - .milliseconds(1))
+        try channel.writeInbound(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true)))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3_600))
         let frames = try Self.writtenFrames(channel)
-        #expect(frames == ["headers", "data", "data end", "rst_stream(\(HTTP2ErrorCode.noError.networkCode))"])
+        #expect(frames == ["headers", "data end"])
+        #expect(channel.isActive)
     }
 
     @Test func anHTTP2StreamAnsweredAfterItsBodyEndedIsNotReset() throws {
