@@ -6,7 +6,8 @@ package import RelayApplication
 /// `body_min_bytes_per_second`, `idle_timeout_ms`, `max_connections`).
 package struct ConnectionLimits: Sendable, Equatable {
     /// A new connection (TLS handshake included) has this long to deliver its first request's headers; on HTTP/1.1
-    /// every later request's headers must arrive this long after its first byte.
+    /// every later request's headers must arrive this long after its first byte, and on HTTP/2 every header block
+    /// this long after its first frame (``HTTP2HeaderBlockTimeoutHandler``).
     package var headerTimeout: TimeAmount
     /// A request's body must have arrived whole this long after its headers, unless it keeps arriving at
     /// ``bodyMinimumBytesPerSecond``; then the request (an HTTP/2 stream) or the connection (HTTP/1.1) is closed.

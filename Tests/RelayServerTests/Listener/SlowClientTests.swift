@@ -268,6 +268,20 @@ struct SlowClientTests {
         }
     }
 
+    @Test func anHTTP2HeaderBlockThatNeverEndsClosesTheConnectionAtTheHeaderTimeout() async throws {
+        // An idle timeout beyond the test's time limit: only the header timeout can close the connection.
+        var limits = Self.short
+        limits.headerTimeout = .seconds(5)
+        limits.idleTimeout = .seconds(600)
+        try await Self.withListener(tls: true, limits: limits) { listener in
+            let client = try await HTTP2TestClient.connect(port: listener.port, trusting: try #require(listener.caFile))
+            #expect(try await client.request(method: "GET", path: "/healthz").status == 200)
+            // HEADERS for stream 3 without END_HEADERS (":method: GET", static table), and no CONTINUATION after it.
+            try await client.writeRawFrame(type: 0x1, flags: 0, streamID: 3, payload: [0x82])
+            try await client.channel.closeFuture.get()
+        }
+    }
+
     @Test func anHTTP2StreamTricklingItsBodyIsReset() async throws {
         try await Self.withListener(tls: true) { listener in
             let client = try await HTTP2TestClient.connect(port: listener.port, trusting: try #require(listener.caFile))
