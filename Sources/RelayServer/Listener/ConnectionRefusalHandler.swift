@@ -72,6 +72,7 @@ final class ConnectionRefusalHandler: ChannelInboundHandler {
         if let event = event as? ChannelEvent, event == .inputClosed {
             context.close(promise: nil)
         }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
