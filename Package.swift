@@ -236,6 +236,9 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 // An HTTP/2 stream's pipeline on an `EmbeddedChannel`: the frames a stream's answer and reset become.
                 .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
+                // An HTTP/1.1 connection's pipeline on an `EmbeddedChannel`, fed bytes as they arrive.
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 // The listener's timeouts on an `EmbeddedChannel`, whose event loop's time the test advances.
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -2,8 +2,10 @@ import HTTPTypes
 import NIOCore
 import NIOEmbedded
 import NIOHPACK
+import NIOHTTP1
 import NIOHTTP2
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 import NIOHTTPTypesHTTP2
 import Testing
 
@@ -97,6 +99,48 @@ import Testing
         channel.embeddedEventLoop.advanceTime(by: .seconds(3_600))
         #expect(channel.isActive)
         try channel.writeInbound(Self.head)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(29))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+
+    /// An HTTP/1.1 connection's pipeline as Hummingbird's `HTTP1Channel` builds it (without its idle timeout), fed
+    /// raw bytes; one request has been read and answered.
+    static func keepAliveConnection() throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: false)
+        try channel.pipeline.syncOperations.addHandlers(
+            HTTP1ToHTTPServerCodec(secure: false), RequestTimeoutHandler(limits: limits, mode: .http1Connection))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try channel.writeInbound(ByteBuffer(string: "GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n"))
+        #expect(try channel.readInbound(as: HTTPRequestPart.self) != nil)
+        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok, headerFields: [.contentLength: "0"])))
+        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        return channel
+    }
+
+    @Test func aLaterRequestsHeadersMustArriveWithinTheHeaderTimeoutOfItsFirstByte() throws {
+        let channel = try Self.keepAliveConnection()
+        // Idle between requests: left to Hummingbird's idle timeout, which this pipeline does not have.
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3_600))
+        #expect(channel.isActive)
+        // The next request's first bytes start the header timeout; more bytes do not extend it.
+        try channel.writeInbound(ByteBuffer(string: "POST /v1/push HT"))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        try channel.writeInbound(ByteBuffer(string: "TP/1.1\r\nHost: re"))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(5) - .milliseconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aLaterRequestsHeadersInTimeStartItsBodyTimeout() throws {
+        let channel = try Self.keepAliveConnection()
+        try channel.writeInbound(ByteBuffer(string: "POST /v1/push HT"))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        try channel.writeInbound(ByteBuffer(string: "TP/1.1\r\nHost: relay\r\nContent-Length: 2\r\n\r\n"))
+        // The body timeout (30 s, with a minimum rate nobody sending keeps), not the header timeout, now applies.
         channel.embeddedEventLoop.advanceTime(by: .seconds(29))
         #expect(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .seconds(1))
