@@ -84,11 +84,12 @@ final class HTTP2HeaderBlockTimeoutHandler: ChannelInboundHandler, RemovableChan
     }
 
     private func frameHeaderRead() {
-        let header = self.frameHeader
+        // Read in place: a copy of the array would make `removeAll(keepingCapacity:)` allocate a new buffer per frame.
+        self.payloadRemaining =
+            Int(self.frameHeader[0]) << 16 | Int(self.frameHeader[1]) << 8 | Int(self.frameHeader[2])
+        let type = self.frameHeader[3]
+        let endHeaders = self.frameHeader[4] & 0x4 != 0
         self.frameHeader.removeAll(keepingCapacity: true)
-        self.payloadRemaining = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
-        let type = header[3]
-        let endHeaders = header[4] & 0x4 != 0
         switch type {
         case 0x1, 0x5:  // HEADERS, PUSH_PROMISE: a header block begins.
             self.inHeaderBlock = true

@@ -14,6 +14,9 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
     let base: Base
     let relay: Relay
 
+    /// The request metrics' handles, made once per route and status rather than per request.
+    let metrics = HTTPRequestMetrics()
+
     package func respond(to request: Request, context: RelayRequestContext) async throws -> Response {
         var context = context
         var request = request
@@ -82,14 +85,9 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
             if let keyID = context.attribution.keyID { access["relay.key.id"] = .string(keyID) }
             context.logger.info("Request", metadata: access)
         }
-        Counter(
-            label: "relay_http_requests_total", dimensions: [("route", route), ("status", "\(response.status.code)")]
-        ).increment()
-        Timer(
-            label: "relay_http_request_duration_seconds",
-            dimensions: [("route", route), ("status_class", "\(response.status.code / 100)xx")],
-            preferredDisplayUnit: .seconds
-        ).recordNanoseconds(Int64(seconds * 1e9))
+        let handles = metrics.handles(route: route, status: Int(response.status.code))
+        handles.requests.increment()
+        handles.duration.recordNanoseconds(Int64(seconds * 1e9))
         return response
     }
 
