@@ -12,6 +12,7 @@ extension SQLiteStore {
         migrator.registerMigration("v3", migrate: createSchemaV3)
         migrator.registerMigration("usage_not_admitted", migrate: addUsageNotAdmitted)
         migrator.registerMigration("delivery_journal", migrate: createDeliveryJournal)
+        migrator.registerMigration("apps", migrate: addApps)
         return migrator
     }()
 
@@ -208,6 +209,21 @@ extension SQLiteStore {
                 -- Claims: entries whose lease has ended, and the oldest first.
                 CREATE INDEX delivery_journal_by_lease ON delivery_journal (lease_until);
                 CREATE INDEX delivery_journal_by_created ON delivery_journal (created_at);
+                """
+        )
+    }
+
+    /// Several apps on one relay: the apps a tenant may send for (comma-separated names, sorted), the one its
+    /// messages take when they name none, the app of each receipt and of each push's audit record. Every tenant and
+    /// receipt so far was the default app's.
+    private static func addApps(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE tenants ADD COLUMN apps TEXT NOT NULL DEFAULT 'default';
+                ALTER TABLE tenants ADD COLUMN default_app TEXT NOT NULL DEFAULT 'default';
+                ALTER TABLE receipts ADD COLUMN app TEXT NOT NULL DEFAULT 'default';
+                -- A push's app; NULL for the default app's (the audit log leaves it out of such records).
+                ALTER TABLE audit_records ADD COLUMN app TEXT;
                 """
         )
     }

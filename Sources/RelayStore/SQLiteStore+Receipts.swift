@@ -5,7 +5,7 @@ package import RelayCore
 extension SQLiteStore {
     private static let receiptColumns = """
         id, tenant_id, key_id, provider, token_fingerprint, is_critical, status, error_code, message, remove_token, \
-        provider_message_id, expo_ticket_id, created_at, updated_at, expires_at
+        provider_message_id, expo_ticket_id, created_at, updated_at, expires_at, app
         """
 
     /// SQLite before 3.32 allowed 999 parameters per statement; 500 ids stay well inside any build.
@@ -22,7 +22,7 @@ extension SQLiteStore {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT OR \(replacing ? "REPLACE" : "IGNORE") INTO receipts (\(Self.receiptColumns))
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
         for receipt in receipts {
@@ -31,6 +31,7 @@ extension SQLiteStore {
                 receipt.tokenFingerprint, receipt.isCritical, receipt.status.rawValue, receipt.errorCode,
                 receipt.message, receipt.removeToken, receipt.providerMessageID, receipt.expoTicketID,
                 receipt.createdAt.unixSeconds, receipt.updatedAt.unixSeconds, receipt.expiresAt.unixSeconds,
+                receipt.app,
             ])
         }
     }

@@ -28,6 +28,8 @@ package enum AdminJSON {
             }
                 ?? .null,
             "criticalChannel": tenant.criticalChannel.map(JSONValue.string) ?? .null,
+            "apps": .array(tenant.apps.map(JSONValue.string)),
+            "defaultApp": .string(tenant.defaultApp),
             "note": tenant.note.map(JSONValue.string) ?? .null,
             "disabled": .bool(tenant.disabled),
             "createdAt": time(tenant.createdAt),

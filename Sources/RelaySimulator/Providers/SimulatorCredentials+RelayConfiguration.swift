@@ -28,6 +28,37 @@ extension SimulatorCredentials {
         """
     }
 
+    /// The sections of an app beside the default one, `[apps.<app>.apns]` and `[apps.<app>.fcm]`, that point it at a
+    /// simulator using these credentials (APNs in the sandbox environment); the `[upstream]` section must trust that
+    /// simulator's CA too.
+    package func appRelayConfiguration(app: String, files: Files, endpoint: String) -> String {
+        """
+        [apps.\(app).apns]
+        team_id = \(Self.tomlString(apnsTeamID))
+        key_id = \(Self.tomlString(apnsKeyID))
+        key_file = \(Self.tomlString(files.apnsKey))
+        topic = \(Self.tomlString(apnsBundleID))
+        environment = "sandbox"
+        endpoint = \(Self.tomlString(endpoint))
+        sandbox_endpoint = \(Self.tomlString(endpoint))
+
+        [apps.\(app).fcm]
+        service_account_file = \(Self.tomlString(files.serviceAccount))
+        endpoint = \(Self.tomlString(endpoint))
+
+        """
+    }
+
+    /// Demo credentials of a second app, `beta`: another APNs key and bundle id, another FCM project and account.
+    package static func beta() throws -> SimulatorCredentials {
+        try SimulatorCredentials(
+            apnsKeyID: "BETAKEY002",
+            apnsBundleID: "com.example.oncall.beta",
+            fcmProjectID: "beta-project",
+            fcmClientEmail: "relay@beta-project.iam.gserviceaccount.com"
+        )
+    }
+
     /// A TOML basic string.
     package static func tomlString(_ value: String) -> String {
         var escaped = ""
