@@ -232,7 +232,13 @@ final class DeliveryJob: Sendable {
         for (route, items) in Dictionary(
             grouping: toSend, by: { SenderRoute(app: $0.push.app, provider: $0.push.provider) })
         {
-            guard let sender = senders.sender(app: route.app, provider: route.provider) else { continue }
+            guard let sender = senders.sender(app: route.app, provider: route.provider) else {
+                // Admitted when its app had these credentials and resumed after a configuration without them:
+                // concluded as a new notification would be, rather than left pending.
+                let report = DeliveryReport(outcome: .refused(.providerNotConfigured, retryAfter: nil), attempts: 0)
+                for item in items { record(item, report) }
+                continue
+            }
             // APNs and FCM by their concrete types, so that each push calls its sender's specialised `send` directly:
             // through the generic conformance below, every push in flight also held the generic entry point's async
             // frame and the witness's (about 1.1 KB; `relay-bench relay`, batched phase, 2,000 in flight).
