@@ -214,8 +214,8 @@ extension SQLiteStore {
     }
 
     /// Several apps on one relay: the apps a tenant may send for (comma-separated names, sorted), the one its
-    /// messages take when they name none, the app of each receipt and of each push's audit record. Every tenant and
-    /// receipt so far was the default app's.
+    /// messages take when they name none, the app of each receipt and of each push's audit record, and usage by app.
+    /// Every tenant and receipt so far was the default app's.
     private static func addApps(_ db: Database) throws {
         try db.execute(
             sql: """
@@ -224,6 +224,29 @@ extension SQLiteStore {
                 ALTER TABLE receipts ADD COLUMN app TEXT NOT NULL DEFAULT 'default';
                 -- A push's app; NULL for the default app's (the audit log leaves it out of such records).
                 ALTER TABLE audit_records ADD COLUMN app TEXT;
+
+                -- Usage by app: the app joins the primary key, which SQLite changes only by a new table.
+                CREATE TABLE usage_daily_by_app (
+                    tenant_id TEXT NOT NULL,
+                    day TEXT NOT NULL,
+                    provider TEXT NOT NULL,
+                    app TEXT NOT NULL DEFAULT 'default',
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    token_invalid INTEGER NOT NULL DEFAULT 0,
+                    rejected INTEGER NOT NULL DEFAULT 0,
+                    rate_limited INTEGER NOT NULL DEFAULT 0,
+                    failed INTEGER NOT NULL DEFAULT 0,
+                    accepted INTEGER NOT NULL DEFAULT 0,
+                    not_admitted INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (tenant_id, day, provider, app)
+                );
+                INSERT INTO usage_daily_by_app (tenant_id, day, provider, delivered, token_invalid, rejected,
+                    rate_limited, failed, accepted, not_admitted)
+                    SELECT tenant_id, day, provider, delivered, token_invalid, rejected, rate_limited, failed,
+                        accepted, not_admitted
+                    FROM usage_daily;
+                DROP TABLE usage_daily;
+                ALTER TABLE usage_daily_by_app RENAME TO usage_daily;
                 """
         )
     }

@@ -310,7 +310,8 @@ extension PostgresStore {
     ]
 
     /// Several apps on one relay (SQLite's `apps`): the apps a tenant may send for (comma-separated names, sorted),
-    /// the one its messages take when they name none, the app of each receipt and of each push's audit record.
+    /// the one its messages take when they name none, the app of each receipt and of each push's audit record, and
+    /// usage by app.
     private static let apps: [PostgresQuery] = [
         """
         ALTER TABLE tenants
@@ -319,5 +320,9 @@ extension PostgresStore {
         """,
         "ALTER TABLE receipts ADD COLUMN app text NOT NULL DEFAULT 'default'",
         "ALTER TABLE audit_records ADD COLUMN app text",
+        // Usage by app: the app joins the primary key.
+        "ALTER TABLE usage_daily ADD COLUMN app text NOT NULL DEFAULT 'default'",
+        "ALTER TABLE usage_daily DROP CONSTRAINT usage_daily_pkey",
+        "ALTER TABLE usage_daily ADD PRIMARY KEY (tenant_id, day, provider, app)",
     ]
 }

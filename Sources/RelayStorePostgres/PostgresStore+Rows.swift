@@ -135,7 +135,8 @@ extension UsageRow {
                 failed: try row.value("failed"),
                 accepted: try row.value("accepted"),
                 notAdmitted: try row.value("not_admitted")
-            )
+            ),
+            app: try row.value("app")
         )
     }
 }

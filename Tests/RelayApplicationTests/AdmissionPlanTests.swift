@@ -100,7 +100,11 @@ struct AdmissionPlanTests {
         #expect(receipt.tokenFingerprint == "fp-abababab" && receipt.keyID == "key1" && receipt.tenantID == tenant.id)
         #expect(
             plan.writes.batch.usage == [
-                UsageKey(tenantID: tenant.id, date: Self.now, provider: .apns): UsageCounts(column: column)
+                UsageKey(
+                    tenantID: tenant.id, date: Self.now, provider: .apns,
+                    // Counted for the app the message named, even one the tenant may not use.
+                    app: kind == .appNotAllowed ? "beta" : "default"
+                ): UsageCounts(column: column)
             ])
         let audit = try #require(plan.writes.audit.first)
         #expect(

@@ -522,6 +522,31 @@ struct PushStoreConformanceTests {
         }
     }
 
+    /// Usage is kept by app as well as by tenant, day and provider; the daily quota counts every app.
+    @Test(arguments: StoreKind.all)
+    func usageIsKeptByApp(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let day = UsageKey.day(of: Fixture.t0)
+            var batch = StoreBatch()
+            batch.count(UsageCounts(delivered: 2), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns))
+            batch.count(
+                UsageCounts(delivered: 3), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns, app: "beta"))
+            batch.count(
+                UsageCounts(failed: 1), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns, app: "beta"))
+            try await store.commit(batch)
+            var again = StoreBatch()
+            again.count(
+                UsageCounts(delivered: 1), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns, app: "beta"))
+            try await store.commit(again)
+            #expect(
+                try await store.usage(tenantID: "tenant-a", fromDay: day) == [
+                    UsageRow(day: day, provider: .apns, counts: UsageCounts(delivered: 2)),
+                    UsageRow(day: day, provider: .apns, counts: UsageCounts(delivered: 4, failed: 1), app: "beta"),
+                ])
+            #expect(try await store.quotaUsed(tenantID: "tenant-a", on: Fixture.t0) == 7)
+        }
+    }
+
     // MARK: - Secrets
 
     @Test(arguments: StoreKind.all)

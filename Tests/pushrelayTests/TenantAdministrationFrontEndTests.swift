@@ -266,6 +266,14 @@ struct TenantAdministrationFrontEndTests {
                                     "rateLimited": .int(0), "failed": .int(0), "accepted": .int(0),
                                 ])
                             ]),
+                            "apps": .object([
+                                "default": .object([
+                                    "fcm": .object([
+                                        "delivered": .int(2), "tokenInvalid": .int(0), "rejected": .int(0),
+                                        "rateLimited": .int(0), "failed": .int(0), "accepted": .int(0),
+                                    ])
+                                ])
+                            ]),
                         ])
                     ]),
                 ]))

@@ -149,6 +149,6 @@ package struct NotificationRecord: Sendable, Equatable {
     }
 
     private func usageKey(on date: Date) -> UsageKey {
-        UsageKey(tenantID: receipt.tenantID, date: date, provider: receipt.provider)
+        UsageKey(tenantID: receipt.tenantID, date: date, provider: receipt.provider, app: receipt.app)
     }
 }

@@ -223,7 +223,9 @@ package final class Relay: Sendable {
             for push in pushes {
                 usage.count(
                     UsageCounts(rateLimited: 1, notAdmitted: 1),
-                    for: UsageKey(tenantID: tenant.id, date: date, provider: push.provider)
+                    for: UsageKey(
+                        tenantID: tenant.id, date: date, provider: push.provider,
+                        app: push.message.app ?? tenant.defaultApp)
                 )
             }
             // Counted, not awaited for long: the refusal's audit record is written by the responder.

@@ -181,6 +181,15 @@ struct RelayAppsEndToEndTests {
         #expect(apps == ["default", "beta", "beta", "default", "beta"])
         let soloStored = try await store.receipts(ids: soloResult.tickets.map(\.id), tenantID: solo.id)
         #expect(Set(soloStored.map(\.app)) == ["beta", "default"])
+
+        // Usage by app, and the push audit records name a non-default app.
+        let usage = try await store.usage(tenantID: acme.id, fromDay: "2000-01-01")
+        let byApp = usage.map { "\($0.app)/\($0.provider.rawValue): \($0.counts.total)" }.sorted()
+        #expect(byApp == ["beta/apns: 1", "beta/expo: 1", "beta/fcm: 1", "default/apns: 1", "default/fcm: 1"])
+        #expect(usage.first { $0.app == "beta" && $0.provider == .expo }?.counts.rejected == 1)
+        let audit = try await store.auditRecords(chain: "apps-test", after: 0, limit: 100)
+        let pushApps = audit.filter { $0.record.event == .push }.map { $0.record.app ?? "(none)" }
+        #expect(pushApps.sorted() == ["(none)", "(none)", "(none)", "beta", "beta", "beta", "beta"])
     }
 
     /// Native messages, one per token, with an `app` where given, as the native API resolves them.
