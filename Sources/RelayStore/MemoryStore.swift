@@ -263,10 +263,11 @@ package final class MemoryStore: PushStore {
         }
     }
 
-    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+    package func pendingExpoTickets(sentBefore: Date, limit: Int, app: String?) async throws -> [String] {
         state.withLock { state in
             state.receipts.values
                 .filter { $0.status == .pending && $0.expoTicketID != nil && $0.createdAt < sentBefore }
+                .filter { app == nil || $0.app == app }
                 .sorted { $0.createdAt < $1.createdAt }
                 .prefix(limit)
                 .compactMap(\.expoTicketID)

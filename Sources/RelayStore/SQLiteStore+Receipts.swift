@@ -127,7 +127,7 @@ extension SQLiteStore {
 
     // MARK: - Expo receipts
 
-    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+    package func pendingExpoTickets(sentBefore: Date, limit: Int, app: String?) async throws -> [String] {
         guard limit > 0 else { return [] }
         return try await writer.read { db in
             // The literal conditions match the partial index `receipts_pending_expo_by_created`.
@@ -135,10 +135,12 @@ extension SQLiteStore {
                 sql: """
                     SELECT expo_ticket_id FROM receipts
                     WHERE status = 'pending' AND expo_ticket_id IS NOT NULL AND created_at < ?
-                    ORDER BY created_at LIMIT ?
+                    \(app == nil ? "" : "AND app = ?") ORDER BY created_at LIMIT ?
                     """
             )
-            return try String.fetchAll(statement, arguments: [sentBefore.unixSeconds, limit])
+            let arguments: StatementArguments =
+                if let app { [sentBefore.unixSeconds, app, limit] } else { [sentBefore.unixSeconds, limit] }
+            return try String.fetchAll(statement, arguments: arguments)
         }
     }
 }

@@ -57,13 +57,15 @@ extension PostgresStore {
 
     // MARK: - Expo receipts
 
-    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+    package func pendingExpoTickets(sentBefore: Date, limit: Int, app: String?) async throws -> [String] {
         guard limit > 0 else { return [] }
-        // The literal conditions match the partial index `receipts_pending_expo_by_created`.
+        // The literal conditions match the partial index `receipts_pending_expo_by_created`; `app` is NULL for every
+        // app.
         return try await rows(
             """
             SELECT expo_ticket_id FROM receipts
             WHERE status = 'pending' AND expo_ticket_id IS NOT NULL AND created_at < \(sentBefore.unixSeconds)
+                AND (\(app)::text IS NULL OR app = \(app))
             ORDER BY created_at LIMIT \(limit)
             """
         ).map { try $0.decode(String.self) }

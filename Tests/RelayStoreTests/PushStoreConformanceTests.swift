@@ -393,6 +393,25 @@ struct PushStoreConformanceTests {
         }
     }
 
+    /// Each app's receipt poller asks for its own app's tickets (with its own access token); the receipt keeps its
+    /// app when stored and read back.
+    @Test(arguments: StoreKind.all)
+    func pendingExpoTicketsOfOneApp(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var beta = Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: Fixture.date(1))
+            beta.app = "beta"
+            try await store.commit(
+                StoreBatch(receipts: [
+                    Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: Fixture.date(2)), beta,
+                ]))
+            let cutoff = Fixture.date(10)
+            #expect(try await store.pendingExpoTickets(sentBefore: cutoff, limit: 100, app: "beta") == ["B"])
+            #expect(try await store.pendingExpoTickets(sentBefore: cutoff, limit: 100, app: "default") == ["A"])
+            #expect(try await store.pendingExpoTickets(sentBefore: cutoff, limit: 100, app: nil) == ["B", "A"])
+            #expect(try await store.pendingReceipt(expoTicketID: "B")?.app == "beta")
+        }
+    }
+
     /// A receipt close that finds its receipt final fails the whole commit: another writer recorded that outcome,
     /// so neither the close nor anything else of the batch (usage, other receipts) may be written.
     @Test(arguments: StoreKind.all)

@@ -23,7 +23,7 @@ package import ServiceLifecycle
 ///   Expo needs none and is always there for the default app (for an `[apps.<name>]` app, when it has an `expo`
 ///   section). Each app's configured providers get their own ``HTTP2Client`` (its own pools, from `[upstream]`) and
 ///   their own token caches, so one provider's connection limits never starve another's, and nothing of one app
-///   travels on another's connection (``AppSenders``). Expo receipts are asked for through the default app's Expo.
+///   travels on another's connection (``AppSenders``). Each app with Expo has its own receipt poller.
 /// - ``services`` is in start order; a service group stops them in reverse, so the clients, listed first, close last,
 ///   after the delivery queue has drained and the last outcomes are committed. With PostgreSQL, its pool's service
 ///   comes before even the clients: the store closes after everything that writes to it.
@@ -35,7 +35,10 @@ package struct RelayAssembly: Sendable {
     package let clients: [AppClient]
     /// Start order; see the type's overview.
     package let services: [any Service]
+    /// The default app's Expo receipt poller.
     package let expoReceipts: ExpoReceiptPoller
+    /// The receipt pollers of the other apps with Expo, by app.
+    package let appExpoReceipts: [String: ExpoReceiptPoller]
 
     /// Opens the store named by `[store] url` and runs its migrations.
     ///
@@ -142,25 +145,45 @@ package struct RelayAssembly: Sendable {
             clock: clock,
             journal: try journalSettings(configuration)
         )
-        let poller = ExpoReceiptPoller(
-            configuration: defaultExpo.configuration,
-            store: AuditedExpoReceipts(relay: relay),
-            client: defaultExpo.client,
-            delay: expoReceiptDelay ?? .seconds(configuration.expo.receiptDelaySeconds),
-            environment: environment,
-            logger: logger
-        )
+        // One receipt poller per app with Expo: each asks with its app's endpoint and access token, for its app's
+        // tickets only.
+        let delay = expoReceiptDelay ?? .seconds(configuration.expo.receiptDelaySeconds)
+        var pollers: [String: ExpoReceiptPoller] = [:]
+        for entry in clients where entry.provider == .expo {
+            guard let expo = entry.expo else { continue }
+            pollers[entry.app] = ExpoReceiptPoller(
+                configuration: expo,
+                store: AuditedExpoReceipts(relay: relay, app: entry.app),
+                client: entry.client,
+                delay: delay,
+                environment: environment,
+                logger: logger
+            )
+        }
+        let poller =
+            pollers[AppName.default]
+            ?? ExpoReceiptPoller(
+                configuration: defaultExpo.configuration,
+                store: AuditedExpoReceipts(relay: relay, app: AppName.default),
+                client: defaultExpo.client,
+                delay: delay,
+                environment: environment,
+                logger: logger
+            )
+        let otherPollers = pollers.filter { $0.key != AppName.default }.sorted { $0.key < $1.key }.map(\.value)
         // Start order; they stop in reverse, after the delivery queue has drained: the clients close last.
         var services: [any Service] = [
             ClientShutdownService(clients: clients.map(\.client)),
             MaintenanceService(
                 relay: relay, auditRetention: auditRetention(configuration, store: store), logger: logger),
-            ExpoReceiptService(poller: poller),
-            JournalService(relay: relay, logger: logger),
         ]
+        services += ([poller] + otherPollers).map { ExpoReceiptService(poller: $0) as any Service }
+        services.append(JournalService(relay: relay, logger: logger))
         // First, so that it stops last: the PostgreSQL pool closes after the final receipts and key usage are written.
         if let postgres = store as? PostgresStore { services.insert(PostgresStoreService(store: postgres), at: 0) }
-        return RelayAssembly(relay: relay, clients: clients, services: services, expoReceipts: poller)
+        return RelayAssembly(
+            relay: relay, clients: clients, services: services, expoReceipts: poller,
+            appExpoReceipts: pollers.filter { $0.key != AppName.default })
     }
 
     /// The delivery journal: its key (`[store] journal_key_file`, or the one kept beside a SQLite database, made now

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import RelayCore
+import RelayHTTP2
+import RelayProviders
 import RelaySimulator
 import RelayStore
 import ServiceLifecycle
@@ -110,6 +112,7 @@ struct RelayAppsEndToEndTests {
         let clients = assembly.clients.map { "\($0.app)/\($0.provider.rawValue)" }.sorted()
         #expect(clients == ["beta/apns", "beta/fcm", "default/apns", "default/expo", "default/fcm"])
         #expect(Set(assembly.clients.map { ObjectIdentifier($0.client) }).count == 5)
+        #expect(assembly.appExpoReceipts.isEmpty, "beta has no Expo, so no receipt poller of its own")
 
         // acme may use both apps (default by default); solo only beta, which is its default.
         let acme = Tenant(name: "acme", apps: ["default", "beta"])
@@ -190,6 +193,36 @@ struct RelayAppsEndToEndTests {
         let audit = try await store.auditRecords(chain: "apps-test", after: 0, limit: 100)
         let pushApps = audit.filter { $0.record.event == .push }.map { $0.record.app ?? "(none)" }
         #expect(pushApps.sorted() == ["(none)", "(none)", "(none)", "beta", "beta", "beta", "beta"])
+    }
+
+    /// Each app with Expo gets a receipt poller of its own, which asks its endpoint with its access token for its
+    /// own tickets: another app's token would not see them.
+    @Test func eachAppWithExpoPollsItsOwnReceiptsWithItsOwnToken() async throws {
+        let configuration = try RelayConfiguration.parse(
+            toml: """
+                [store]
+                url = "sqlite://:memory:"
+                [expo]
+                access_token = "default-token"
+                [apps.white-label.expo]
+                access_token = "white-label-token"
+                endpoint = "https://expo.white-label.example"
+                [apps.beta.apns]
+                """,
+            directory: "/nonexistent",
+            environment: [:]
+        )
+        let store = try await RelayAssembly.openStore(configuration)
+        let logger = Logger(label: "relay-apps-test") { _ in SwiftLogNoOpLogHandler() }
+        let assembly = try RelayAssembly.make(configuration: configuration, store: store, logger: logger)
+        #expect(assembly.expoReceipts.configuration.accessToken == "default-token")
+        #expect(Array(assembly.appExpoReceipts.keys) == ["white-label"])
+        let whiteLabel = try #require(assembly.appExpoReceipts["white-label"])
+        #expect(whiteLabel.configuration.accessToken == "white-label-token")
+        #expect(whiteLabel.configuration.endpoint == "https://expo.white-label.example")
+        #expect(assembly.services.filter { "\($0)" == "ExpoReceiptService" }.count == 2)
+        #expect(assembly.relay.apps.providers == ["default": [.expo], "white-label": [.expo], "beta": []])
+        for client in assembly.clients { await client.client.shutdown() }
     }
 
     /// Native messages, one per token, with an `app` where given, as the native API resolves them.
