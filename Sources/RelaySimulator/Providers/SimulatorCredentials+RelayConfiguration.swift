@@ -9,31 +9,24 @@ extension SimulatorCredentials {
         [upstream]
         ca_file = \(Self.tomlString(caFile))\(transport.map { "\ntransport = \(Self.tomlString($0))" } ?? "")
 
-        [apns]
-        team_id = \(Self.tomlString(apnsTeamID))
-        key_id = \(Self.tomlString(apnsKeyID))
-        key_file = \(Self.tomlString(files.apnsKey))
-        topic = \(Self.tomlString(apnsBundleID))
-        environment = "sandbox"
-        endpoint = \(Self.tomlString(endpoint))
-        sandbox_endpoint = \(Self.tomlString(endpoint))
+        """ + credentialSections(prefix: "", files: files, endpoint: endpoint) + """
+            [expo]
+            endpoint = \(Self.tomlString(endpoint))
 
-        [fcm]
-        service_account_file = \(Self.tomlString(files.serviceAccount))
-        endpoint = \(Self.tomlString(endpoint))
-
-        [expo]
-        endpoint = \(Self.tomlString(endpoint))
-
-        """
+            """
     }
 
     /// The sections of an app beside the default one, `[apps.<app>.apns]` and `[apps.<app>.fcm]`, that point it at a
     /// simulator using these credentials (APNs in the sandbox environment); the `[upstream]` section must trust that
     /// simulator's CA too.
     package func appRelayConfiguration(app: String, files: Files, endpoint: String) -> String {
+        credentialSections(prefix: "apps.\(app).", files: files, endpoint: endpoint)
+    }
+
+    /// `[<prefix>apns]` and `[<prefix>fcm]` with these credentials, sending to `endpoint` (APNs in the sandbox).
+    private func credentialSections(prefix: String, files: Files, endpoint: String) -> String {
         """
-        [apps.\(app).apns]
+        [\(prefix)apns]
         team_id = \(Self.tomlString(apnsTeamID))
         key_id = \(Self.tomlString(apnsKeyID))
         key_file = \(Self.tomlString(files.apnsKey))
@@ -42,7 +35,7 @@ extension SimulatorCredentials {
         endpoint = \(Self.tomlString(endpoint))
         sandbox_endpoint = \(Self.tomlString(endpoint))
 
-        [apps.\(app).fcm]
+        [\(prefix)fcm]
         service_account_file = \(Self.tomlString(files.serviceAccount))
         endpoint = \(Self.tomlString(endpoint))
 
