@@ -9,7 +9,7 @@
 # The image's own configuration is container/relay.conf at /etc/pushrelay/relay.conf (no ENV overrides, so a mounted
 # file's values win). Files named in relay.conf (APNs key, FCM service account, Expo token file, TLS files) must be
 # mounted too, readable by UID/GID 10001; relative paths resolve against /etc/pushrelay. The stop timeout must exceed
-# [server] drain_seconds plus the listener's 30 s for HTTP/2 connections (Docs/operators.md: Container).
+# [server] drain_seconds plus the listener's 30 s for HTTP/2 connections (Docs/operators.md: In a container).
 
 # ---- Build stage ------------------------------------------------------------------------------------------------
 # Package.swift declares swift-tools-version 6.2, so the toolchain must be 6.2 or newer.

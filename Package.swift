@@ -127,6 +127,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
@@ -232,6 +233,12 @@ let package = Package(
                 "RelayProviders", "RelayStore",
                 "RelayStorePostgres",
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                // An HTTP/2 stream's pipeline on an `EmbeddedChannel`: the frames a stream's answer and reset become.
+                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
+                // An HTTP/1.1 connection's pipeline on an `EmbeddedChannel`, fed bytes as they arrive.
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 // The listener's timeouts on an `EmbeddedChannel`, whose event loop's time the test advances.
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -96,16 +96,24 @@ package struct RelayResponderBuilder: HTTPResponderBuilder {
 package func buildApplication(_ parts: RelayApplicationParts) throws -> some ApplicationProtocol {
     let server: HTTPServerBuilder
     let limits = parts.connections
+    let connections = OpenConnections(limit: limits.maxConnections)
     if let tls = parts.tls {
         let certificates =
             try parts.certificates
             ?? TLSCertificates(certificateChain: tls.certificateChain, privateKey: tls.privateKey)
         let settings = parts.http2
         server = HTTPServerBuilder { responder in
-            RelayTLSChannel(responder: responder, certificates: certificates, settings: settings, limits: limits)
+            AdmittingChannel(
+                base: RelayTLSChannel(
+                    responder: responder, certificates: certificates, settings: settings, limits: limits),
+                connections: connections, refusal: .close)
         }
     } else {
-        server = .http1(configuration: RelayTLSChannel.http1Configuration(limits))
+        server = HTTPServerBuilder { responder in
+            AdmittingChannel(
+                base: HTTP1Channel(responder: responder, configuration: RelayTLSChannel.http1Configuration(limits)),
+                connections: connections, refusal: .httpServiceUnavailable)
+        }
     }
     return Application(
         router: buildRouter(parts),
@@ -113,7 +121,7 @@ package func buildApplication(_ parts: RelayApplicationParts) throws -> some App
         configuration: .init(
             address: .hostname(parts.host, port: parts.port),
             serverName: nil,
-            availableConnectionsDelegate: OpenConnections(limit: limits.maxConnections)
+            availableConnectionsDelegate: connections.acceptor
         ),
         // Start order; shutdown runs in reverse after the listener stops: the delivery queue drains first, then the
         // other services, and the upstream clients (listed first by the caller) close last.

@@ -351,7 +351,9 @@ extension AuditCommand {
             abstract: "Print the public key and key id of an existing audit signing key.",
             discussion: """
                 Reads the base64 private key that [audit] signing_key_file names (or --key-file) and prints its \
-                public half, which auditors pass to `audit verify --public-key`. The private key is never printed.
+                public half on standard output, alone, so that `pushrelay audit pubkey > audit-public.key` makes the \
+                file auditors pass to `audit verify --public-key`; the key id goes to standard error. The private key \
+                is never printed.
                 """
         )
         @Option(
@@ -385,8 +387,9 @@ extension AuditCommand {
                         "publicKey": .string(key.publicKey.base64), "keyID": .string(key.publicKey.keyID),
                     ]))
             } else {
+                // The key alone on standard output, so that it can be redirected into a file for --public-key.
                 print(key.publicKey.base64)
-                print("Key id: \(key.publicKey.keyID)")
+                printError("Key id: \(key.publicKey.keyID)")
             }
         }
     }

@@ -23,9 +23,11 @@ enum MetricCatalogue {
             help: "Time from a request's arrival to its response, by route template and status class (2xx, 4xx, …)."),
         Family(
             name: "relay_http_connections_open", type: "gauge", labels: [],
+            help: "Connections open to the relay's listener (plain and TLS), at most [server] max_connections."),
+        Family(
+            name: "relay_http_connections_refused_total", type: "counter", labels: [],
             help:
-                "Connections open to the relay's listener (plain and TLS); at [server] max_connections it accepts no more."
-        ),
+                "Connections refused because [server] max_connections were open (503 TOO_MANY_CONNECTIONS, or closed)."),
         Family(
             name: "relay_http_client_timeouts_total", type: "counter", labels: ["phase"],
             help:

@@ -73,6 +73,8 @@ package struct ConfigurationKey: Hashable, Sendable {
         "server", "max_pending_notifications", .integer)
     package static let serverHeaderTimeoutMs = ConfigurationKey("server", "header_timeout_ms", .integer)
     package static let serverBodyTimeoutMs = ConfigurationKey("server", "body_timeout_ms", .integer)
+    package static let serverBodyMinBytesPerSecond = ConfigurationKey(
+        "server", "body_min_bytes_per_second", .integer)
     package static let serverIdleTimeoutMs = ConfigurationKey("server", "idle_timeout_ms", .integer)
     package static let serverMaxConnections = ConfigurationKey("server", "max_connections", .integer)
     package static let storeURL = ConfigurationKey("store", "url", .string)
@@ -129,6 +131,7 @@ package struct ConfigurationKey: Hashable, Sendable {
         serverMaxPendingNotifications,
         serverHeaderTimeoutMs,
         serverBodyTimeoutMs,
+        serverBodyMinBytesPerSecond,
         serverIdleTimeoutMs,
         serverMaxConnections,
         storeURL,

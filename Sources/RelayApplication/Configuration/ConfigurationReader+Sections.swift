@@ -103,6 +103,8 @@ extension ConfigurationReader {
         server.headerTimeoutMs =
             integer(ConfigurationKey.serverHeaderTimeoutMs, minimum: 100) ?? server.headerTimeoutMs
         server.bodyTimeoutMs = integer(ConfigurationKey.serverBodyTimeoutMs, minimum: 100) ?? server.bodyTimeoutMs
+        server.bodyMinBytesPerSecond =
+            integer(ConfigurationKey.serverBodyMinBytesPerSecond, minimum: 0) ?? server.bodyMinBytesPerSecond
         server.idleTimeoutMs = integer(ConfigurationKey.serverIdleTimeoutMs, minimum: 100) ?? server.idleTimeoutMs
         server.maxConnections = integer(ConfigurationKey.serverMaxConnections, minimum: 1) ?? server.maxConnections
         return server

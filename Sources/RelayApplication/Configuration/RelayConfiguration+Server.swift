@@ -20,8 +20,13 @@ extension RelayConfiguration {
         /// `header_timeout_ms`: a new connection (its TLS handshake included) has this long to send its first
         /// request's headers.
         package var headerTimeoutMs: Int
-        /// `body_timeout_ms`: a request's body must have arrived whole this long after its headers.
+        /// `body_timeout_ms`: a request's body must have arrived whole this long after its headers, unless it keeps
+        /// arriving at ``bodyMinBytesPerSecond``.
         package var bodyTimeoutMs: Int
+        /// `body_min_bytes_per_second`: a body still arriving at the body timeout gets another `body_timeout_ms` each
+        /// time it has arrived at least this fast over the period just ended; 0 makes the body timeout a fixed
+        /// deadline.
+        package var bodyMinBytesPerSecond: Int
         /// `idle_timeout_ms`: a connection without a request in progress is closed after this long.
         package var idleTimeoutMs: Int
         /// `max_connections`: connections open at once; beyond it the listener accepts no more until one closes.
@@ -39,6 +44,7 @@ extension RelayConfiguration {
             maxPendingNotifications: Int = 20_000,
             headerTimeoutMs: Int = 10_000,
             bodyTimeoutMs: Int = 30_000,
+            bodyMinBytesPerSecond: Int = 1_024,
             idleTimeoutMs: Int = 60_000,
             maxConnections: Int = 4_096
         ) {
@@ -50,6 +56,7 @@ extension RelayConfiguration {
             self.maxPendingNotifications = maxPendingNotifications
             self.headerTimeoutMs = headerTimeoutMs
             self.bodyTimeoutMs = bodyTimeoutMs
+            self.bodyMinBytesPerSecond = bodyMinBytesPerSecond
             self.idleTimeoutMs = idleTimeoutMs
             self.maxConnections = maxConnections
         }

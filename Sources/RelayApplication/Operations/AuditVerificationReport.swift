@@ -48,8 +48,11 @@ package enum AuditVerificationReport {
             return "warning: chain \(chain): no public key, so no checkpoint signature was checked; "
                 + "the chain is consistent, but a rewritten store would be too"
         }
-        return "warning: chain \(chain) has no checkpoint signed by the relay: set [audit] signing_key_file; "
-            + "until then, whoever can edit the store can rewrite the chain undetected"
+        // Also the state of a new chain until the relay's first checkpoint: say when that comes, not only what is
+        // missing when no key is set.
+        return "warning: chain \(chain) has no checkpoint signed by the relay yet: a relay with [audit] "
+            + "signing_key_file signs its chain within checkpoint_interval_seconds of its last record, and when it "
+            + "stops; without one, whoever can edit the store can rewrite the chain undetected"
     }
 
     private static func count(_ number: Int, _ noun: String) -> String {

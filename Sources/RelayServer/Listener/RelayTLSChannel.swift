@@ -70,7 +70,8 @@ package struct RelayHTTP2Settings: Sendable, Equatable {
 /// The relay's TLS listener channel: TLS, then ALPN picks HTTP/2 (`h2`) or HTTP/1.1. HTTP/1.1 is Hummingbird's own
 /// channel; HTTP/2 is set up here rather than by HummingbirdHTTP2, whose `NIOHTTP2Handler` cannot be configured (see
 /// `RelayHTTP2Settings.maxResetsPerWindow`). Each HTTP/2 stream is served by the same responder as an HTTP/1.1
-/// request; `HTTP2ConnectionManager` closes idle connections and drains them on graceful shutdown.
+/// request; `HTTP2ConnectionManager` closes idle connections and drains them on graceful shutdown, and
+/// `HTTP2HeaderBlockTimeoutHandler` closes a connection whose header block does not end within the header timeout.
 package struct RelayTLSChannel: HTTPChannelHandler {
     typealias HTTP2Connection = NIOHTTP2Handler.AsyncStreamMultiplexer<HTTP1Channel.Value>
 
@@ -159,6 +160,9 @@ package struct RelayTLSChannel: HTTPChannelHandler {
         channel.eventLoop.makeCompletedFuture {
             let manager = HTTP2ConnectionManager(
                 timeouts: self.settings.connectionTimeouts(idle: self.limits.idleTimeout), eventLoop: channel.eventLoop)
+            // Before NIOHTTP2Handler, which configureAsyncHTTP2Pipeline adds last.
+            try channel.pipeline.syncOperations.addHandler(
+                HTTP2HeaderBlockTimeoutHandler(timeout: self.limits.headerTimeout))
             let connection = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
                 mode: .server,
                 streamDelegate: manager.streamDelegate,

@@ -69,6 +69,15 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
         )
     }
 
+    /// The listener holds `[server] max_connections` connections: sent by ``ConnectionRefusalHandler`` on a plain
+    /// HTTP/1.1 connection accepted beyond the cap, before its request is read.
+    package static let tooManyConnections = RelayHTTPError(
+        .serviceUnavailable,
+        code: "TOO_MANY_CONNECTIONS",
+        message: "The relay has as many connections open as it may; try again shortly.",
+        headers: [.retryAfter: "5"]
+    )
+
     package static let notFound = RelayHTTPError(.notFound, code: "NOT_FOUND", message: "No such route.")
 
     package static func payloadTooLarge(limit: Int) -> RelayHTTPError {
@@ -84,6 +93,11 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
     package func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: self.body)))
+    }
+
+    /// The JSON body: `{"errors": [{"code", "message", "path"?}], "omittedErrors"?}`.
+    package var body: [UInt8] {
         var body: [String: JSONValue] = [
             "errors": .array(
                 entries.map { entry in
@@ -94,9 +108,7 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
             )
         ]
         if omitted > 0 { body["omittedErrors"] = .int(Int64(omitted)) }
-        return Response(
-            status: status, headers: headers,
-            body: .init(byteBuffer: ByteBuffer(bytes: JSONValue.object(body).encodedBytes())))
+        return JSONValue.object(body).encodedBytes()
     }
 }
 
