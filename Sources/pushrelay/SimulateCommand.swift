@@ -13,7 +13,8 @@ struct SimulateCommand: AsyncParsableCommand {
         abstract: "Run a local APNs/FCM/Expo simulator (HTTP/2 over TLS) with demo credentials.",
         discussion: """
             Writes ca.pem, AuthKey_<key id>.p8, fcm-service-account.json and relay.conf.fragment into the output \
-            directory (the second app's keys into <out>/beta; its simulator listens on the next port), then \
+            directory (the second app's keys into <out>/beta; its simulator listens on the next port, or any free \
+            one when that is taken), then \
             serves until interrupted (SIGINT or SIGTERM). Device tokens starting with 0410, 0400, \
             0403, 0413, 0503, 0429, 0500, 0401, 0555 or 0610 fail in scripted ways (see RelaySimulator's \
             ScriptedToken). The CA is kept in <out>/ca, so a restarted simulator is trusted by the same ca.pem.
@@ -74,11 +75,18 @@ struct SimulateCommand: AsyncParsableCommand {
             configuration: configuration(credentials, port: port, directory: directory))
         let betaSimulator: ProviderSimulator
         do {
+            // The next port when it is free, any free port otherwise: the fragment names the one it got.
+            let next = port == 0 || port == 65_535 ? 0 : port + 1
             betaSimulator = try await ProviderSimulator.start(
-                configuration: configuration(betaCredentials, port: port == 0 ? 0 : port + 1, directory: betaDirectory))
+                configuration: configuration(betaCredentials, port: next, directory: betaDirectory))
         } catch {
-            try? await simulator.shutdown()
-            throw error
+            do {
+                betaSimulator = try await ProviderSimulator.start(
+                    configuration: configuration(betaCredentials, port: 0, directory: betaDirectory))
+            } catch {
+                try? await simulator.shutdown()
+                throw error
+            }
         }
         do {
             let written = try Self.writeFiles(
