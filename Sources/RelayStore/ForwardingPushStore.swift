@@ -32,8 +32,8 @@ extension ForwardingPushStore {
     package func pendingReceipt(expoTicketID: String) async throws -> Receipt? {
         try await base.pendingReceipt(expoTicketID: expoTicketID)
     }
-    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
-        try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit)
+    package func pendingExpoTickets(sentBefore: Date, limit: Int, app: String?) async throws -> [String] {
+        try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit, app: app)
     }
     package func pruneReceipts(now: Date) async throws -> Int { try await base.pruneReceipts(now: now) }
 

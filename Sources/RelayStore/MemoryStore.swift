@@ -248,8 +248,8 @@ package final class MemoryStore: PushStore {
         state.withLock { state in
             state.usage
                 .filter { $0.key.tenantID == tenantID && $0.key.day >= fromDay && !$0.value.isZero }
-                .map { UsageRow(day: $0.key.day, provider: $0.key.provider, counts: $0.value) }
-                .sorted { ($0.day, $0.provider.rawValue) < ($1.day, $1.provider.rawValue) }
+                .map { UsageRow(day: $0.key.day, provider: $0.key.provider, counts: $0.value, app: $0.key.app) }
+                .sorted(by: UsageRow.reportOrder)
         }
     }
 
@@ -263,10 +263,11 @@ package final class MemoryStore: PushStore {
         }
     }
 
-    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+    package func pendingExpoTickets(sentBefore: Date, limit: Int, app: String?) async throws -> [String] {
         state.withLock { state in
             state.receipts.values
                 .filter { $0.status == .pending && $0.expoTicketID != nil && $0.createdAt < sentBefore }
+                .filter { app == nil || $0.app == app }
                 .sorted { $0.createdAt < $1.createdAt }
                 .prefix(limit)
                 .compactMap(\.expoTicketID)

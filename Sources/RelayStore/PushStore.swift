@@ -41,8 +41,9 @@ package protocol PushStore: Sendable {
     func receipts(ids: [String], tenantID: String) async throws -> [Receipt]
     /// The receipt still pending for an Expo ticket, if any: the record Expo's receipt concludes.
     func pendingReceipt(expoTicketID: String) async throws -> Receipt?
-    /// Ticket ids whose push was accepted by Expo before `sentBefore` and whose receipt has not arrived, oldest first.
-    func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String]
+    /// Ticket ids whose push was accepted by Expo before `sentBefore` and whose receipt has not arrived, oldest first;
+    /// only those of `app` (each app's Expo receipts are asked for with its own access token), or of every app.
+    func pendingExpoTickets(sentBefore: Date, limit: Int, app: String?) async throws -> [String]
     /// Deletes receipts that expired before `now`; returns how many.
     func pruneReceipts(now: Date) async throws -> Int
 
@@ -112,5 +113,12 @@ extension PushStore {
     /// How many entries the whole journal holds, and the oldest one's admission.
     package func journalStatistics() async throws -> JournalStatistics {
         try await journalStatistics(tenantID: nil)
+    }
+}
+
+extension PushStore {
+    /// ``pendingExpoTickets(sentBefore:limit:app:)`` of every app.
+    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+        try await pendingExpoTickets(sentBefore: sentBefore, limit: limit, app: nil)
     }
 }

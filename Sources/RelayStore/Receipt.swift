@@ -30,6 +30,8 @@ package struct Receipt: Sendable, Equatable {
     package var createdAt: Date
     package var updatedAt: Date
     package var expiresAt: Date
+    /// The app whose credentials sent it (`default` for the top-level sections).
+    package var app: String
 
     package init(
         id: String,
@@ -46,7 +48,8 @@ package struct Receipt: Sendable, Equatable {
         expoTicketID: String? = nil,
         createdAt: Date,
         updatedAt: Date,
-        expiresAt: Date
+        expiresAt: Date,
+        app: String = AppName.default
     ) {
         self.id = id
         self.tenantID = tenantID
@@ -63,6 +66,7 @@ package struct Receipt: Sendable, Equatable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.expiresAt = expiresAt
+        self.app = app
     }
 }
 

@@ -6,7 +6,7 @@ extension SQLiteStore {
     private static let auditColumns = """
         position, chain, seq, time_ms, event, tenant_id, key_id, request_id, client, provider, token_fingerprint, \
         critical, outcome, upstream_status, upstream_reason, attempts, latency_ms, actor, before_json, after_json, \
-        detail, link
+        detail, link, app
         """
 
     /// Appends audit records inside the caller's transaction, in order.
@@ -16,8 +16,8 @@ extension SQLiteStore {
             sql: """
                 INSERT INTO audit_records (chain, seq, time_ms, event, tenant_id, key_id, request_id, client,
                     provider, token_fingerprint, critical, outcome, upstream_status, upstream_reason, attempts,
-                    latency_ms, actor, before_json, after_json, detail, link)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    latency_ms, actor, before_json, after_json, detail, link, app)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
         for record in records {
@@ -26,7 +26,7 @@ extension SQLiteStore {
                 record.requestID, record.client, record.provider, record.tokenFingerprint, record.critical,
                 record.outcome, record.upstreamStatus, record.upstreamReason, record.attempts, record.latencyMillis,
                 record.actor, record.before.map(AuditJSONText.encode), record.after.map(AuditJSONText.encode),
-                record.detail, Data(record.link),
+                record.detail, Data(record.link), record.app,
             ])
         }
     }
@@ -210,7 +210,8 @@ extension StoredAuditRecord {
             actor: try row.decode(forColumn: "actor"),
             before: try before.map(AuditJSONText.decode),
             after: try after.map(AuditJSONText.decode),
-            detail: try row.decode(forColumn: "detail")
+            detail: try row.decode(forColumn: "detail"),
+            app: try row.decode(forColumn: "app")
         )
         self.init(
             position: position,

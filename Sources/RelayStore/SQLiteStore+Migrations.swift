@@ -12,6 +12,7 @@ extension SQLiteStore {
         migrator.registerMigration("v3", migrate: createSchemaV3)
         migrator.registerMigration("usage_not_admitted", migrate: addUsageNotAdmitted)
         migrator.registerMigration("delivery_journal", migrate: createDeliveryJournal)
+        migrator.registerMigration("apps", migrate: addApps)
         return migrator
     }()
 
@@ -208,6 +209,44 @@ extension SQLiteStore {
                 -- Claims: entries whose lease has ended, and the oldest first.
                 CREATE INDEX delivery_journal_by_lease ON delivery_journal (lease_until);
                 CREATE INDEX delivery_journal_by_created ON delivery_journal (created_at);
+                """
+        )
+    }
+
+    /// Several apps on one relay: the apps a tenant may send for (comma-separated names, sorted), the one its
+    /// messages take when they name none, the app of each receipt and of each push's audit record, and usage by app.
+    /// Every tenant and receipt so far was the default app's.
+    private static func addApps(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE tenants ADD COLUMN apps TEXT NOT NULL DEFAULT 'default';
+                ALTER TABLE tenants ADD COLUMN default_app TEXT NOT NULL DEFAULT 'default';
+                ALTER TABLE receipts ADD COLUMN app TEXT NOT NULL DEFAULT 'default';
+                -- A push's app; NULL for the default app's (the audit log leaves it out of such records).
+                ALTER TABLE audit_records ADD COLUMN app TEXT;
+
+                -- Usage by app: the app joins the primary key, which SQLite changes only by a new table.
+                CREATE TABLE usage_daily_by_app (
+                    tenant_id TEXT NOT NULL,
+                    day TEXT NOT NULL,
+                    provider TEXT NOT NULL,
+                    app TEXT NOT NULL DEFAULT 'default',
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    token_invalid INTEGER NOT NULL DEFAULT 0,
+                    rejected INTEGER NOT NULL DEFAULT 0,
+                    rate_limited INTEGER NOT NULL DEFAULT 0,
+                    failed INTEGER NOT NULL DEFAULT 0,
+                    accepted INTEGER NOT NULL DEFAULT 0,
+                    not_admitted INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (tenant_id, day, provider, app)
+                );
+                INSERT INTO usage_daily_by_app (tenant_id, day, provider, delivered, token_invalid, rejected,
+                    rate_limited, failed, accepted, not_admitted)
+                    SELECT tenant_id, day, provider, delivered, token_invalid, rejected, rate_limited, failed,
+                        accepted, not_admitted
+                    FROM usage_daily;
+                DROP TABLE usage_daily;
+                ALTER TABLE usage_daily_by_app RENAME TO usage_daily;
                 """
         )
     }

@@ -5,7 +5,7 @@ package import RelayCore
 extension SQLiteStore {
     private static let receiptColumns = """
         id, tenant_id, key_id, provider, token_fingerprint, is_critical, status, error_code, message, remove_token, \
-        provider_message_id, expo_ticket_id, created_at, updated_at, expires_at
+        provider_message_id, expo_ticket_id, created_at, updated_at, expires_at, app
         """
 
     /// SQLite before 3.32 allowed 999 parameters per statement; 500 ids stay well inside any build.
@@ -22,7 +22,7 @@ extension SQLiteStore {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT OR \(replacing ? "REPLACE" : "IGNORE") INTO receipts (\(Self.receiptColumns))
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
         for receipt in receipts {
@@ -31,6 +31,7 @@ extension SQLiteStore {
                 receipt.tokenFingerprint, receipt.isCritical, receipt.status.rawValue, receipt.errorCode,
                 receipt.message, receipt.removeToken, receipt.providerMessageID, receipt.expoTicketID,
                 receipt.createdAt.unixSeconds, receipt.updatedAt.unixSeconds, receipt.expiresAt.unixSeconds,
+                receipt.app,
             ])
         }
     }
@@ -126,7 +127,7 @@ extension SQLiteStore {
 
     // MARK: - Expo receipts
 
-    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+    package func pendingExpoTickets(sentBefore: Date, limit: Int, app: String?) async throws -> [String] {
         guard limit > 0 else { return [] }
         return try await writer.read { db in
             // The literal conditions match the partial index `receipts_pending_expo_by_created`.
@@ -134,10 +135,12 @@ extension SQLiteStore {
                 sql: """
                     SELECT expo_ticket_id FROM receipts
                     WHERE status = 'pending' AND expo_ticket_id IS NOT NULL AND created_at < ?
-                    ORDER BY created_at LIMIT ?
+                    \(app == nil ? "" : "AND app = ?") ORDER BY created_at LIMIT ?
                     """
             )
-            return try String.fetchAll(statement, arguments: [sentBefore.unixSeconds, limit])
+            let arguments: StatementArguments =
+                if let app { [sentBefore.unixSeconds, app, limit] } else { [sentBefore.unixSeconds, limit] }
+            return try String.fetchAll(statement, arguments: arguments)
         }
     }
 }

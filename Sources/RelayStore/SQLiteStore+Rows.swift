@@ -19,6 +19,8 @@ extension Tenant {
             createdAt: try row.decodeDate(forColumn: "created_at"),
             allowedProviders: try Tenant.providers(fromColumn: row.decode(forColumn: "allowed_providers")),
             criticalChannel: try row.decode(forColumn: "critical_channel"),
+            apps: Tenant.apps(fromColumn: try row.decode(forColumn: "apps")),
+            defaultApp: try row.decode(forColumn: "default_app"),
             note: try row.decode(forColumn: "note"),
             deletedAt: try row.decodeDateIfPresent(forColumn: "deleted_at")
         )
@@ -83,7 +85,8 @@ extension Receipt {
             expoTicketID: try row.decode(forColumn: "expo_ticket_id"),
             createdAt: try row.decodeDate(forColumn: "created_at"),
             updatedAt: try row.decodeDate(forColumn: "updated_at"),
-            expiresAt: try row.decodeDate(forColumn: "expires_at")
+            expiresAt: try row.decodeDate(forColumn: "expires_at"),
+            app: try row.decode(forColumn: "app")
         )
     }
 }

@@ -7,10 +7,10 @@ extension SQLiteStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted,
+                    SELECT day, provider, app, delivered, token_invalid, rejected, rate_limited, failed, accepted,
                         not_admitted
                     FROM usage_daily
-                    WHERE tenant_id = ? AND day >= ? ORDER BY day, provider
+                    WHERE tenant_id = ? AND day >= ? ORDER BY day, provider, app <> 'default', app
                     """,
                 arguments: [tenantID, fromDay]
             ).map { row in
@@ -29,7 +29,8 @@ extension SQLiteStore {
                         failed: try row.decode(forColumn: "failed"),
                         accepted: try row.decode(forColumn: "accepted"),
                         notAdmitted: try row.decode(forColumn: "not_admitted")
-                    )
+                    ),
+                    app: try row.decode(forColumn: "app")
                 )
             }
         }
@@ -40,10 +41,10 @@ extension SQLiteStore {
         guard !usage.isEmpty else { return }
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO usage_daily (tenant_id, day, provider, delivered, token_invalid, rejected, rate_limited,
-                    failed, accepted, not_admitted)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
+                INSERT INTO usage_daily (tenant_id, day, provider, app, delivered, token_invalid, rejected,
+                    rate_limited, failed, accepted, not_admitted)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (tenant_id, day, provider, app) DO UPDATE SET
                     delivered = delivered + excluded.delivered,
                     token_invalid = token_invalid + excluded.token_invalid,
                     rejected = rejected + excluded.rejected,
@@ -55,7 +56,8 @@ extension SQLiteStore {
         )
         for (key, counts) in usage where !counts.isZero {
             try statement.execute(arguments: [
-                key.tenantID, key.day, key.provider.rawValue, counts.delivered, counts.tokenInvalid, counts.rejected,
+                key.tenantID, key.day, key.provider.rawValue, key.app, counts.delivered, counts.tokenInvalid,
+                counts.rejected,
                 counts.rateLimited, counts.failed, counts.accepted, counts.notAdmitted,
             ])
         }

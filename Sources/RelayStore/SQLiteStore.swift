@@ -147,7 +147,7 @@ package final class SQLiteStore: PushStore {
 
     private static let tenantColumns = """
         id, name, rate_per_second, burst, daily_quota, per_device_per_minute, allow_critical_alerts, disabled, \
-        created_at, allowed_providers, critical_channel, note, deleted_at
+        created_at, allowed_providers, critical_channel, note, deleted_at, apps, default_app
         """
 
     package func createTenant(_ tenant: Tenant) async throws {
@@ -162,12 +162,14 @@ package final class SQLiteStore: PushStore {
             if nameTaken == true { throw StoreError.duplicate("tenant \(tenant.name)") }
             do {
                 try db.execute(
-                    sql: "INSERT INTO tenants (\(Self.tenantColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    sql:
+                        "INSERT INTO tenants (\(Self.tenantColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     arguments: [
                         tenant.id, tenant.name, tenant.limits.ratePerSecond, tenant.limits.burst,
                         tenant.limits.dailyQuota, tenant.limits.perDevicePerMinute, tenant.allowCriticalAlerts,
                         tenant.disabled, tenant.createdAt.unixSeconds, tenant.allowedProvidersColumn,
-                        tenant.criticalChannel, tenant.note, tenant.deletedAt?.unixSeconds,
+                        tenant.criticalChannel, tenant.note, tenant.deletedAt?.unixSeconds, tenant.appsColumn,
+                        tenant.defaultApp,
                     ]
                 )
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -213,13 +215,13 @@ package final class SQLiteStore: PushStore {
                 sql: """
                     UPDATE tenants SET name = ?, rate_per_second = ?, burst = ?, daily_quota = ?,
                     per_device_per_minute = ?, allow_critical_alerts = ?, disabled = ?, allowed_providers = ?,
-                    critical_channel = ?, note = ?, deleted_at = ? WHERE id = ?
+                    critical_channel = ?, note = ?, deleted_at = ?, apps = ?, default_app = ? WHERE id = ?
                     """,
                 arguments: [
                     tenant.name, tenant.limits.ratePerSecond, tenant.limits.burst, tenant.limits.dailyQuota,
                     tenant.limits.perDevicePerMinute, tenant.allowCriticalAlerts, tenant.disabled,
                     tenant.allowedProvidersColumn, tenant.criticalChannel, tenant.note, tenant.deletedAt?.unixSeconds,
-                    tenant.id,
+                    tenant.appsColumn, tenant.defaultApp, tenant.id,
                 ]
             )
             guard db.changesCount > 0 else { throw StoreError.notFound("tenant \(tenant.id)") }

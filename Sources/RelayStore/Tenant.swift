@@ -15,6 +15,12 @@ package struct Tenant: Sendable, Equatable, Codable {
     package var allowedProviders: Set<Provider>?
     /// The Android notification channel of this tenant's critical alerts; `nil` uses `[android] critical_channel_id`.
     package var criticalChannel: String?
+    /// The apps this tenant may send for (`[apps.<name>]`, `default` for the top-level sections), sorted, never
+    /// empty.
+    package var apps: [String]
+    /// The app of this tenant's messages that name none, and of its Expo-compatible and OneUptime requests; one of
+    /// ``apps``.
+    package var defaultApp: String
     /// The operator's free-text note (a contact, a ticket); never shown to the tenant.
     package var note: String?
     /// Set when the tenant was deleted. A deleted tenant authenticates nothing, but its receipts, usage and audit
@@ -30,6 +36,8 @@ package struct Tenant: Sendable, Equatable, Codable {
         createdAt: Date = Date(),
         allowedProviders: Set<Provider>? = nil,
         criticalChannel: String? = nil,
+        apps: [String] = [AppName.default],
+        defaultApp: String = AppName.default,
         note: String? = nil,
         deletedAt: Date? = nil
     ) {
@@ -41,6 +49,8 @@ package struct Tenant: Sendable, Equatable, Codable {
         self.createdAt = createdAt
         self.allowedProviders = allowedProviders
         self.criticalChannel = criticalChannel
+        self.apps = Array(Set(apps)).sorted()
+        self.defaultApp = defaultApp
         self.note = note
         self.deletedAt = deletedAt
     }
@@ -49,6 +59,20 @@ package struct Tenant: Sendable, Equatable, Codable {
 
     /// Whether the tenant may push through `provider`.
     package func allows(_ provider: Provider) -> Bool { allowedProviders?.contains(provider) ?? true }
+
+    /// Whether the tenant may send for `app`.
+    package func allows(app: String) -> Bool { apps.contains(app) }
+
+    /// Whether the tenant is set up as every tenant was before there were several apps: the default app only.
+    package var hasDefaultApps: Bool { apps == [AppName.default] && defaultApp == AppName.default }
+
+    /// `apps` as stored: app names joined by commas, sorted.
+    package var appsColumn: String { apps.joined(separator: ",") }
+
+    /// Reads `apps`.
+    package static func apps(fromColumn value: String) -> [String] {
+        value.split(separator: ",").map(String.init)
+    }
 
     /// `allowed_providers` as stored: provider names joined by commas, sorted; `nil` for every provider.
     package var allowedProvidersColumn: String? {

@@ -88,21 +88,24 @@ package struct UsageCounts: Sendable, Equatable, Codable {
     }
 }
 
-/// Where a ``UsageCounts`` belongs: a tenant, a UTC day and a provider.
+/// Where a ``UsageCounts`` belongs: a tenant, a UTC day, a provider and an app.
 package struct UsageKey: Sendable, Hashable {
     package var tenantID: String
     /// `YYYY-MM-DD`, UTC.
     package var day: String
     package var provider: Provider
+    /// The app whose credentials sent (or would have sent) the notifications: `default` or an `[apps.<name>]`.
+    package var app: String
 
-    package init(tenantID: String, day: String, provider: Provider) {
+    package init(tenantID: String, day: String, provider: Provider, app: String = AppName.default) {
         self.tenantID = tenantID
         self.day = day
         self.provider = provider
+        self.app = app
     }
 
-    package init(tenantID: String, date: Date, provider: Provider) {
-        self.init(tenantID: tenantID, day: UsageKey.day(of: date), provider: provider)
+    package init(tenantID: String, date: Date, provider: Provider, app: String = AppName.default) {
+        self.init(tenantID: tenantID, day: UsageKey.day(of: date), provider: provider, app: app)
     }
 
     /// The UTC day of `date` as `YYYY-MM-DD`.
@@ -116,10 +119,19 @@ package struct UsageRow: Sendable, Equatable {
     package var day: String
     package var provider: Provider
     package var counts: UsageCounts
+    /// The app of these notifications (``UsageKey/app``).
+    package var app: String
 
-    package init(day: String, provider: Provider, counts: UsageCounts) {
+    package init(day: String, provider: Provider, counts: UsageCounts, app: String = AppName.default) {
         self.day = day
         self.provider = provider
         self.counts = counts
+        self.app = app
+    }
+
+    /// Report order: by day, provider, then app (`default` first).
+    package static func reportOrder(_ lhs: UsageRow, _ rhs: UsageRow) -> Bool {
+        let (left, right) = (lhs.app == AppName.default ? "" : lhs.app, rhs.app == AppName.default ? "" : rhs.app)
+        return (lhs.day, lhs.provider.rawValue, left) < (rhs.day, rhs.provider.rawValue, right)
     }
 }

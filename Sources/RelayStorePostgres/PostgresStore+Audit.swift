@@ -7,10 +7,10 @@ extension PostgresStore {
     private static let auditColumnNames = [
         "chain", "seq", "time_ms", "event", "tenant_id", "key_id", "request_id", "client", "provider",
         "token_fingerprint", "critical", "outcome", "upstream_status", "upstream_reason", "attempts", "latency_ms",
-        "actor", "before_json", "after_json", "detail", "link",
+        "actor", "before_json", "after_json", "detail", "link", "app",
     ]
     private static let auditColumns = "position, " + auditColumnNames.joined(separator: ", ")
-    /// 1,000 records bind 21,000 parameters, well inside PostgreSQL's 65,535.
+    /// 1,000 records bind 22,000 parameters, well inside PostgreSQL's 65,535.
     private static let auditRowsPerStatement = 1_000
 
     /// Multi-row inserts, in the batch's order: `position` (an identity column) numbers rows in the order a
@@ -45,6 +45,7 @@ extension PostgresStore {
                 binds.append(record.after.map(AuditJSONText.encode))
                 binds.append(record.detail)
                 binds.append(ByteBuffer(bytes: record.link))
+                binds.append(record.app)
             }
             return .assembled(
                 """
@@ -236,7 +237,8 @@ extension StoredAuditRecord {
             actor: try row.value("actor"),
             before: try before.map(AuditJSONText.decode),
             after: try after.map(AuditJSONText.decode),
-            detail: try row.value("detail")
+            detail: try row.value("detail"),
+            app: try row.value("app")
         )
         self.init(
             position: position,

@@ -19,6 +19,7 @@ extension PostgresStore {
         Migration(name: "v3", statements: schemaV3),
         Migration(name: "usage_not_admitted", statements: usageNotAdmitted),
         Migration(name: "delivery_journal", statements: deliveryJournal),
+        Migration(name: "apps", statements: apps),
     ]
 
     /// Any 32-bit constant naming "PushRelay's migrations" among the database's advisory locks; the second half of
@@ -306,5 +307,22 @@ extension PostgresStore {
         """,
         "CREATE INDEX delivery_journal_by_lease ON delivery_journal (lease_until)",
         "CREATE INDEX delivery_journal_by_created ON delivery_journal (created_at)",
+    ]
+
+    /// Several apps on one relay (SQLite's `apps`): the apps a tenant may send for (comma-separated names, sorted),
+    /// the one its messages take when they name none, the app of each receipt and of each push's audit record, and
+    /// usage by app.
+    private static let apps: [PostgresQuery] = [
+        """
+        ALTER TABLE tenants
+            ADD COLUMN apps text NOT NULL DEFAULT 'default',
+            ADD COLUMN default_app text NOT NULL DEFAULT 'default'
+        """,
+        "ALTER TABLE receipts ADD COLUMN app text NOT NULL DEFAULT 'default'",
+        "ALTER TABLE audit_records ADD COLUMN app text",
+        // Usage by app: the app joins the primary key.
+        "ALTER TABLE usage_daily ADD COLUMN app text NOT NULL DEFAULT 'default'",
+        "ALTER TABLE usage_daily DROP CONSTRAINT usage_daily_pkey",
+        "ALTER TABLE usage_daily ADD PRIMARY KEY (tenant_id, day, provider, app)",
     ]
 }

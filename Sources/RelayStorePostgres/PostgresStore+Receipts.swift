@@ -7,10 +7,11 @@ extension PostgresStore {
     private static let receiptColumnNames = [
         "id", "tenant_id", "key_id", "provider", "token_fingerprint", "is_critical", "status", "error_code", "message",
         "remove_token", "provider_message_id", "expo_ticket_id", "created_at", "updated_at", "expires_at",
+        "app",
     ]
     private static let receiptColumns = receiptColumnNames.joined(separator: ", ")
 
-    /// Rows per multi-row statement (receipts, receipt updates, usage): 1,000 receipts bind 15,000 parameters, well
+    /// Rows per multi-row statement (receipts, receipt updates, usage): 1,000 receipts bind 16,000 parameters, well
     /// inside PostgreSQL's 65,535.
     static let rowsPerStatement = 1_000
     /// Expired receipts are deleted this many per statement, so pruning never holds many row locks for long.
@@ -56,13 +57,15 @@ extension PostgresStore {
 
     // MARK: - Expo receipts
 
-    package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+    package func pendingExpoTickets(sentBefore: Date, limit: Int, app: String?) async throws -> [String] {
         guard limit > 0 else { return [] }
-        // The literal conditions match the partial index `receipts_pending_expo_by_created`.
+        // The literal conditions match the partial index `receipts_pending_expo_by_created`; `app` is NULL for every
+        // app.
         return try await rows(
             """
             SELECT expo_ticket_id FROM receipts
             WHERE status = 'pending' AND expo_ticket_id IS NOT NULL AND created_at < \(sentBefore.unixSeconds)
+                AND (\(app)::text IS NULL OR app = \(app))
             ORDER BY created_at LIMIT \(limit)
             """
         ).map { try $0.decode(String.self) }
@@ -126,6 +129,7 @@ extension PostgresStore {
                 binds.append(receipt.createdAt.unixSeconds)
                 binds.append(receipt.updatedAt.unixSeconds)
                 binds.append(receipt.expiresAt.unixSeconds)
+                binds.append(receipt.app)
             }
             return .assembled(
                 """

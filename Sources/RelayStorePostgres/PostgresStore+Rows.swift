@@ -42,6 +42,8 @@ extension Tenant {
             createdAt: try row.date("created_at"),
             allowedProviders: try Tenant.providers(fromColumn: row.value("allowed_providers")),
             criticalChannel: try row.value("critical_channel"),
+            apps: Tenant.apps(fromColumn: try row.value("apps")),
+            defaultApp: try row.value("default_app"),
             note: try row.value("note"),
             deletedAt: try row.dateIfPresent("deleted_at")
         )
@@ -109,7 +111,8 @@ extension Receipt {
             expoTicketID: try row.value("expo_ticket_id"),
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at"),
-            expiresAt: try row.date("expires_at")
+            expiresAt: try row.date("expires_at"),
+            app: try row.value("app")
         )
     }
 }
@@ -132,7 +135,8 @@ extension UsageRow {
                 failed: try row.value("failed"),
                 accepted: try row.value("accepted"),
                 notAdmitted: try row.value("not_admitted")
-            )
+            ),
+            app: try row.value("app")
         )
     }
 }

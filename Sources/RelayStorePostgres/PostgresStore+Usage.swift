@@ -6,8 +6,10 @@ extension PostgresStore {
     package func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
         try await rows(
             """
-            SELECT day, provider, delivered, token_invalid, rejected, rate_limited, failed, accepted, not_admitted
-            FROM usage_daily WHERE tenant_id = \(tenantID) AND day >= \(fromDay) ORDER BY day, provider COLLATE "C"
+            SELECT day, provider, app, delivered, token_invalid, rejected, rate_limited, failed, accepted,
+                not_admitted
+            FROM usage_daily WHERE tenant_id = \(tenantID) AND day >= \(fromDay)
+            ORDER BY day, provider COLLATE "C", app <> 'default', app COLLATE "C"
             """
         ).map(UsageRow.init(row:))
     }
@@ -15,11 +17,11 @@ extension PostgresStore {
     /// Adds usage counters: one upsert per 1,000 rows, in key order (so concurrent commits cannot deadlock).
     static func usageStatements(_ usage: [UsageKey: UsageCounts]) -> [PostgresQuery] {
         let rows = usage.filter { !$0.value.isZero }.sorted {
-            ($0.key.tenantID, $0.key.day, $0.key.provider.rawValue) < (
-                $1.key.tenantID, $1.key.day, $1.key.provider.rawValue
+            ($0.key.tenantID, $0.key.day, $0.key.provider.rawValue, $0.key.app) < (
+                $1.key.tenantID, $1.key.day, $1.key.provider.rawValue, $1.key.app
             )
         }
-        let width = 10
+        let width = 11
         return stride(from: 0, to: rows.count, by: rowsPerStatement).map { start in
             let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
             var binds = PostgresBindings(capacity: chunk.count * width)
@@ -29,6 +31,7 @@ extension PostgresStore {
                 binds.append(key.tenantID)
                 binds.append(key.day)
                 binds.append(key.provider.rawValue)
+                binds.append(key.app)
                 binds.append(counts.delivered)
                 binds.append(counts.tokenInvalid)
                 binds.append(counts.rejected)
@@ -39,10 +42,10 @@ extension PostgresStore {
             }
             return .assembled(
                 """
-                INSERT INTO usage_daily AS u (tenant_id, day, provider, delivered, token_invalid, rejected,
+                INSERT INTO usage_daily AS u (tenant_id, day, provider, app, delivered, token_invalid, rejected,
                     rate_limited, failed, accepted, not_admitted)
                 VALUES \(values.joined(separator: ", "))
-                ON CONFLICT (tenant_id, day, provider) DO UPDATE SET
+                ON CONFLICT (tenant_id, day, provider, app) DO UPDATE SET
                     delivered = u.delivered + EXCLUDED.delivered,
                     token_invalid = u.token_invalid + EXCLUDED.token_invalid,
                     rejected = u.rejected + EXCLUDED.rejected,

@@ -135,7 +135,7 @@ package final class PostgresStore: PushStore {
 
     static let tenantColumns = """
         id, name, rate_per_second, burst, daily_quota, per_device_per_minute, allow_critical_alerts, disabled, \
-        created_at, allowed_providers, critical_channel, note, deleted_at
+        created_at, allowed_providers, critical_channel, note, deleted_at, apps, default_app
         """
 
     package func createTenant(_ tenant: Tenant) async throws {
@@ -146,7 +146,8 @@ package final class PostgresStore: PushStore {
                 VALUES (\(tenant.id), \(tenant.name), \(tenant.limits.ratePerSecond), \(tenant.limits.burst),
                     \(tenant.limits.dailyQuota), \(tenant.limits.perDevicePerMinute), \(tenant.allowCriticalAlerts),
                     \(tenant.disabled), \(tenant.createdAt.unixSeconds), \(tenant.allowedProvidersColumn),
-                    \(tenant.criticalChannel), \(tenant.note), \(tenant.deletedAt?.unixSeconds))
+                    \(tenant.criticalChannel), \(tenant.note), \(tenant.deletedAt?.unixSeconds),
+                    \(tenant.appsColumn), \(tenant.defaultApp))
                 """
             )
         } catch let error as PSQLError where error.violates(.unique, constraint: "tenants_name_key") {
@@ -182,7 +183,8 @@ package final class PostgresStore: PushStore {
                     per_device_per_minute = \(tenant.limits.perDevicePerMinute),
                     allow_critical_alerts = \(tenant.allowCriticalAlerts), disabled = \(tenant.disabled),
                     allowed_providers = \(tenant.allowedProvidersColumn), critical_channel = \(tenant.criticalChannel),
-                    note = \(tenant.note), deleted_at = \(tenant.deletedAt?.unixSeconds)
+                    note = \(tenant.note), deleted_at = \(tenant.deletedAt?.unixSeconds),
+                    apps = \(tenant.appsColumn), default_app = \(tenant.defaultApp)
                 WHERE id = \(tenant.id)
                 RETURNING id
                 """

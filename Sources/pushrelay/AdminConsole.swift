@@ -25,7 +25,9 @@ struct AdminConsole: Sendable {
         let audit = AdminAuditWriter(
             configuration: configuration.audit, store: store, actor: CLIAudit.actor(named: options.actor))
         return AdminConsole(
-            administration: TenantAdministration(store: store, audit: audit, tenantDefaults: configuration.limits),
+            administration: TenantAdministration(
+                store: store, audit: audit, tenantDefaults: configuration.limits,
+                configuredApps: Set(configuration.appNames)),
             output: { print($0) }
         )
     }
@@ -77,6 +79,8 @@ struct AdminConsole: Sendable {
         case .allowCriticalAlerts: "--allow-critical-alerts"
         case .allowedProviders: "--allow-provider"
         case .criticalChannel: "--critical-channel"
+        case .apps: "--allow-app"
+        case .defaultApp: "--default-app"
         case .note: "--note"
         case .disabled: "disabled"
         case .expiresInDays: "--expires-in-days"

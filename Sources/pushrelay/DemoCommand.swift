@@ -15,7 +15,8 @@ import ServiceLifecycle
 /// Starts the APNs/FCM/Expo simulator and the relay (TLS, HTTP/2) on free ports with a temporary store, creates a
 /// demo tenant and key, sends an iOS critical alert, an Android critical alert, an Expo push and a push to a dead
 /// token through the native API, prints each ticket and then the receipts, and exits 0 when every outcome is the
-/// expected one.
+/// expected one. A second app, `beta` (its own APNs key and topic, its own FCM project), has a simulator of its own
+/// that knows only its credentials; the demo sends an iOS alert for it too.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
@@ -39,6 +40,16 @@ struct DemoCommand: AsyncParsableCommand {
         let simulator = try await ProviderSimulator.start(configuration: credentials.simulatorConfiguration())
         let files = try credentials.write(to: directory, tokenURI: simulator.fcmTokenURI)
         say("Simulator (APNs, FCM, Expo) on \(simulator.baseURL)")
+        // The second app's upstream knows only the second app's key, topic and project.
+        let betaCredentials = try SimulatorCredentials.beta()
+        let betaSimulator = try await ProviderSimulator.start(configuration: betaCredentials.simulatorConfiguration())
+        let betaFiles = try betaCredentials.write(to: directory + "/beta", tokenURI: betaSimulator.fcmTokenURI)
+        say("Simulator of app 'beta' (APNs, FCM) on \(betaSimulator.baseURL)")
+        let caFile = directory + "/upstream-ca.pem"
+        let authorities = try [simulator.caFilePath, betaSimulator.caFilePath].map {
+            try String(contentsOfFile: $0, encoding: .utf8)
+        }
+        try authorities.joined(separator: "\n").write(toFile: caFile, atomically: true, encoding: .utf8)
 
         // 2. The relay's configuration, store and TLS identity, all temporary.
         let config = """
@@ -46,7 +57,8 @@ struct DemoCommand: AsyncParsableCommand {
             url = "sqlite://relay.db"
 
             """
-            + credentials.relayConfiguration(caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL)
+            + credentials.relayConfiguration(caFile: caFile, files: files, endpoint: simulator.baseURL)
+            + betaCredentials.appRelayConfiguration(app: "beta", files: betaFiles, endpoint: betaSimulator.baseURL)
         let configPath = directory + "/relay.conf"
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         let configuration = try RelayConfiguration.load(path: configPath, environment: [:])
@@ -54,11 +66,11 @@ struct DemoCommand: AsyncParsableCommand {
         let assembly = try RelayAssembly.make(
             configuration: configuration, store: store, logger: logger, expoReceiptDelay: .zero)
 
-        let tenant = Tenant(name: "demo", allowCriticalAlerts: true)
+        let tenant = Tenant(name: "demo", allowCriticalAlerts: true, apps: [AppName.default, "beta"])
         try await store.createTenant(tenant)
         let key = TenantKeys.issue()
         try await store.createKey(TenantKeyRecord(id: key.id, tenantID: tenant.id, secretHash: key.secretHash))
-        say("Tenant 'demo' (critical alerts allowed), key \(key.id)")
+        say("Tenant 'demo' (critical alerts allowed; apps default and beta), key \(key.id)")
 
         let identity = try HTTP2TestIdentity.generate()
         let leaf = try identity.issueServerCertificate(host: "127.0.0.1")
@@ -96,6 +108,7 @@ struct DemoCommand: AsyncParsableCommand {
             return ok
         }
         try await simulator.shutdown()
+        try await betaSimulator.shutdown()
         guard allGood else {
             say("\nSome outcomes were not the expected ones.")
             throw ExitCode(1)
@@ -113,6 +126,7 @@ struct DemoCommand: AsyncParsableCommand {
         let androidToken = "demo-android:" + String(repeating: "APA91b_x", count: 12)
         let expoToken = "ExponentPushToken[demo-expo-0001]"
         let deadToken = "0410" + String(repeating: "d", count: 60)
+        let betaToken = String(repeating: "b2", count: 32)
         let samples: [(String, String, String)] = [
             (
                 "iOS critical alert", iosToken,
@@ -124,6 +138,7 @@ struct DemoCommand: AsyncParsableCommand {
             ),
             ("Expo push", expoToken, #""title":"Deploy finished","body":"v2.4.1 is live""#),
             ("Dead token", deadToken, #""title":"Hello","body":"Anyone there?""#),
+            ("iOS alert, app beta", betaToken, #""title":"Beta build","body":"Try the new timeline","app":"beta""#),
         ]
         let messages = samples.map { #"{"to":"\#($0.1)",\#($0.2)}"# }.joined(separator: ",")
         let response = try await client.send(
@@ -173,12 +188,13 @@ struct DemoCommand: AsyncParsableCommand {
             let status = receipt["status"]?.stringValue ?? "absent"
             let error = receipt["details"]?.objectValue?["error"]?.stringValue
             let removeToken = receipt["details"]?.objectValue?["removeToken"] == .bool(true)
+            let app = receipt["app"]?.stringValue ?? "?"
             say(
-                "  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(status)\(error.map { "\t\($0)" } ?? "")\(removeToken ? "\tremove this token" : "")"
+                "  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) app \(app)\t\(status)\(error.map { "\t\($0)" } ?? "")\(removeToken ? "\tremove this token" : "")"
             )
             outcomes.append(error ?? status)
         }
-        return outcomes == ["ok", "ok", "ok", "DeviceNotRegistered"]
+        return outcomes == ["ok", "ok", "ok", "DeviceNotRegistered", "ok"]
     }
 
     func say(_ line: String) {

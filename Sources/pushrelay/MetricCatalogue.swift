@@ -34,8 +34,8 @@ enum MetricCatalogue {
                 "Connections (HTTP/1.1) or streams (HTTP/2) closed because the client sent its headers or body too slowly."
         ),
         Family(
-            name: "relay_pushes_total", type: "counter", labels: ["tenant", "provider", "outcome"],
-            help: "Notifications concluded, by tenant id, provider and outcome."),
+            name: "relay_pushes_total", type: "counter", labels: ["tenant", "provider", "outcome", "app"],
+            help: "Notifications concluded, by tenant id, provider, outcome and app ([apps.<name>], or default)."),
         Family(
             name: "relay_rate_limited_total", type: "counter", labels: ["reason"],
             help: "Requests refused by a limit: rate, daily_quota or receipt_lookups."),

@@ -130,6 +130,11 @@ struct ServeCommand: AsyncParsableCommand {
             metadata["apns.environment"] = .string(apns.environment.rawValue)
         }
         if let fcm = configuration.fcm { metadata["fcm.project"] = .string(fcm.projectID) }
+        // Every app with what it sends through: `default: apns, expo, fcm`, `beta: apns (com.example.beta), fcm`.
+        metadata["relay.apps"] = .array(
+            configuration.appNames.compactMap { name in
+                configuration.allApps[name].map { .string("\(name): \(RelayConfiguration.appSummary($0))") }
+            })
         return metadata
     }
 }

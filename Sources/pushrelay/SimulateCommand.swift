@@ -5,14 +5,17 @@ import RelayApplication
 import RelaySimulator
 
 /// `pushrelay simulate`: runs the APNs/FCM/Expo simulator with fresh demo credentials, and writes what a relay needs
-/// to talk to it.
+/// to talk to it. A second simulator, on the next port, plays the upstream of a second app, `beta`, with credentials
+/// of its own, so that the fragment shows a relay with two apps.
 struct SimulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
         abstract: "Run a local APNs/FCM/Expo simulator (HTTP/2 over TLS) with demo credentials.",
         discussion: """
             Writes ca.pem, AuthKey_<key id>.p8, fcm-service-account.json and relay.conf.fragment into the output \
-            directory, then serves until interrupted (SIGINT or SIGTERM). Device tokens starting with 0410, 0400, \
+            directory (the second app's keys into <out>/beta; its simulator listens on the next port, or any free \
+            one when that is taken), then \
+            serves until interrupted (SIGINT or SIGTERM). Device tokens starting with 0410, 0400, \
             0403, 0413, 0503, 0429, 0500, 0401, 0555 or 0610 fail in scripted ways (see RelaySimulator's \
             ScriptedToken). The CA is kept in <out>/ca, so a restarted simulator is trusted by the same ca.pem.
             """
@@ -38,13 +41,20 @@ struct SimulateCommand: AsyncParsableCommand {
         let (host, port) = try Self.hostAndPort(self.listen)
         let directory = URL(fileURLWithPath: self.out, isDirectory: true).standardizedFileURL
         let credentials = try SimulatorCredentials()
-        var configuration = credentials.simulatorConfiguration()
-        configuration.server.host = host
-        configuration.server.port = port
-        configuration.server.certificateDirectory = directory.appendingPathComponent("ca", isDirectory: true).path
-        configuration.latency = .milliseconds(self.latencyMilliseconds)
-        // A long-running demo must not keep every request it ever saw.
-        configuration.recordsRequests = false
+        let betaCredentials = try SimulatorCredentials.beta()
+        let betaDirectory = directory.appendingPathComponent("beta", isDirectory: true)
+        func configuration(
+            _ credentials: SimulatorCredentials, port: Int, directory: URL
+        ) -> ProviderSimulator.Configuration {
+            var configuration = credentials.simulatorConfiguration()
+            configuration.server.host = host
+            configuration.server.port = port
+            configuration.server.certificateDirectory = directory.appendingPathComponent("ca", isDirectory: true).path
+            configuration.latency = .milliseconds(self.latencyMilliseconds)
+            // A long-running demo must not keep every request it ever saw.
+            configuration.recordsRequests = false
+            return configuration
+        }
 
         // Ignore the default actions before the sources exist, so an early signal cannot kill the process half-way.
         signal(SIGINT, SIG_IGN)
@@ -61,17 +71,36 @@ struct SimulateCommand: AsyncParsableCommand {
             for source in sources { source.cancel() }
         }
 
-        let simulator = try await ProviderSimulator.start(configuration: configuration)
+        let simulator = try await ProviderSimulator.start(
+            configuration: configuration(credentials, port: port, directory: directory))
+        let betaSimulator: ProviderSimulator
+        do {
+            // The next port when it is free, any free port otherwise: the fragment names the one it got.
+            let next = port == 0 || port == 65_535 ? 0 : port + 1
+            betaSimulator = try await ProviderSimulator.start(
+                configuration: configuration(betaCredentials, port: next, directory: betaDirectory))
+        } catch {
+            do {
+                betaSimulator = try await ProviderSimulator.start(
+                    configuration: configuration(betaCredentials, port: 0, directory: betaDirectory))
+            } catch {
+                try? await simulator.shutdown()
+                throw error
+            }
+        }
         do {
             let written = try Self.writeFiles(
-                into: directory, credentials: credentials, simulator: simulator)
+                into: directory, credentials: credentials, simulator: simulator,
+                beta: (betaDirectory, betaCredentials, betaSimulator))
             output("Provider simulator listening on \(simulator.baseURL) (APNs, FCM and Expo)")
+            output("Provider simulator of app 'beta' listening on \(betaSimulator.baseURL) (APNs and FCM)")
             for path in written {
                 output("  wrote \(path)")
             }
             output("Merge relay.conf.fragment into relay.conf; press Ctrl-C to stop.")
         } catch {
             try? await simulator.shutdown()
+            try? await betaSimulator.shutdown()
             throw error
         }
 
@@ -80,22 +109,35 @@ struct SimulateCommand: AsyncParsableCommand {
             break
         }
         try await simulator.shutdown()
+        try await betaSimulator.shutdown()
     }
 
-    /// Writes the CA copy, the keys and the configuration fragment; returns their paths.
+    /// Writes the CA copy (both simulators' CAs), the keys and the configuration fragment; returns their paths.
     private static func writeFiles(
         into directory: URL,
         credentials: SimulatorCredentials,
-        simulator: ProviderSimulator
+        simulator: ProviderSimulator,
+        beta: (directory: URL, credentials: SimulatorCredentials, simulator: ProviderSimulator)
     ) throws -> [String] {
         let files = try credentials.write(to: directory.path, tokenURI: simulator.fcmTokenURI)
+        let betaFiles = try beta.credentials.write(to: beta.directory.path, tokenURI: beta.simulator.fcmTokenURI)
         let caFile = directory.appendingPathComponent("ca.pem")
-        try Data(contentsOf: URL(fileURLWithPath: simulator.caFilePath)).write(to: caFile, options: .atomic)
+        var authorities = try Data(contentsOf: URL(fileURLWithPath: simulator.caFilePath))
+        authorities.append(contentsOf: Array("\n".utf8))
+        authorities.append(try Data(contentsOf: URL(fileURLWithPath: beta.simulator.caFilePath)))
+        try authorities.write(to: caFile, options: .atomic)
         let fragmentFile = directory.appendingPathComponent("relay.conf.fragment")
-        let fragment = Self.configurationFragment(
-            caFile: caFile.path, credentials: credentials, files: files, endpoint: simulator.baseURL)
+        let fragment =
+            Self.configurationFragment(
+                caFile: caFile.path, credentials: credentials, files: files, endpoint: simulator.baseURL)
+            + "\n# A second app, beta: messages name it with \"app\": \"beta\"; allow it to a tenant with\n"
+            + "# pushrelay tenant update NAME --allow-app default --allow-app beta\n"
+            + beta.credentials.appRelayConfiguration(app: "beta", files: betaFiles, endpoint: beta.simulator.baseURL)
         try Data(fragment.utf8).write(to: fragmentFile, options: .atomic)
-        return [caFile.path, files.apnsKey, files.serviceAccount, fragmentFile.path]
+        return [
+            caFile.path, files.apnsKey, files.serviceAccount, betaFiles.apnsKey, betaFiles.serviceAccount,
+            fragmentFile.path,
+        ]
     }
 
     /// The fragment `simulate` writes: a header, then the sections that point a relay at the simulator.

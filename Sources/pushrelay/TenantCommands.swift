@@ -21,12 +21,14 @@ struct TenantCommand: AsyncParsableCommand {
         @OptionGroup var limits: LimitOptions
         @Flag(name: .customLong("allow-critical-alerts"), help: "Allow this tenant to send critical alerts.")
         var allowCriticalAlerts = false
+        @OptionGroup var apps: AppOptions
         @OptionGroup var options: StoreOptions
 
         var changes: TenantChanges {
             var changes = limits.changes
             changes.name = name
             if allowCriticalAlerts { changes.allowCriticalAlerts = true }
+            apps.apply(to: &changes)
             return changes
         }
 
@@ -97,6 +99,7 @@ extension TenantCommand {
             console.write(
                 "  critical channel (Android): \(tenant.criticalChannel ?? "the default ([android] critical_channel_id)")"
             )
+            console.write("  apps: \(tenant.apps.joined(separator: ", ")) (default \(tenant.defaultApp))")
             if let note = tenant.note { console.write("  note: \(note)") }
             writeKeys(keys, to: console)
         }
@@ -126,6 +129,7 @@ extension TenantCommand {
         var criticalChannel: String?
         @Flag(name: .customLong("clear-critical-channel"), help: "Use [android] critical_channel_id again.")
         var clearCriticalChannel = false
+        @OptionGroup var apps: AppOptions
         @Option(help: ArgumentHelp("A note for operators (a contact, a ticket); \"\" clears it.", valueName: "text"))
         var note: String?
         @Option(name: .customLong("rename"), help: "A new unique name.") var newName: String?
@@ -157,6 +161,7 @@ extension TenantCommand {
             if allowAllProviders { changes.allowedProviders = .some(nil) }
             if let criticalChannel { changes.criticalChannel = .some(criticalChannel) }
             if clearCriticalChannel { changes.criticalChannel = .some(nil) }
+            apps.apply(to: &changes)
             if let note { changes.note = .some(note) }
             return changes
         }
@@ -252,6 +257,28 @@ struct LimitOptions: ParsableArguments {
 
     var changes: TenantChanges {
         TenantChanges(rate: rate, burst: burst, dailyQuota: dailyQuota, perDevicePerMinute: perDevicePerMinute)
+    }
+}
+
+/// `--allow-app` and `--default-app`, for `tenant create` and `tenant update`.
+struct AppOptions: ParsableArguments {
+    @Option(
+        name: .customLong("allow-app"),
+        help: ArgumentHelp(
+            "Allow only these apps ([apps.<name>], or default); repeat for several. Default: default.",
+            valueName: "name")
+    )
+    var allowApps: [String] = []
+    @Option(
+        name: .customLong("default-app"),
+        help: ArgumentHelp("The app of messages that name none; one of the allowed apps.", valueName: "name")
+    )
+    var defaultApp: String?
+
+    /// Sets the apps given; what is not given stays as it is.
+    func apply(to changes: inout TenantChanges) {
+        if !allowApps.isEmpty { changes.apps = allowApps }
+        if let defaultApp { changes.defaultApp = defaultApp }
     }
 }
 

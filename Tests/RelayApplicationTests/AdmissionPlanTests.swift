@@ -37,7 +37,7 @@ struct AdmissionPlanTests {
         return AdmissionPlan(
             pushes,
             origin: AdmissionPlan.Origin(tenant: tenant, keyID: "key1", requestID: "req1", client: "192.0.2.1"),
-            configuredProviders: configured,
+            configuredProviders: [AppName.default: configured],
             now: now,
             receiptLifetime: 3600,
             receiptID: {
@@ -67,6 +67,7 @@ struct AdmissionPlanTests {
         (.providerNotAllowed, .providerNotConfigured, .rejected),
         (.providerNotConfigured, .providerNotConfigured, .rejected),
         (.messageRateExceeded, .messageRateExceeded, .rateLimited),
+        (.appNotAllowed, .appNotAllowed, .rejected),
     ])
     func eachRefusalKind(_ kind: RelayRefusal, _ code: OutcomeCode, _ column: UsageColumn) throws {
         var tenant = Tenant(name: "acme", limits: RateLimits(perDevicePerMinute: 20), allowCriticalAlerts: true)
@@ -80,6 +81,7 @@ struct AdmissionPlanTests {
         case .providerNotAllowed: tenant.allowedProviders = [.fcm]
         case .providerNotConfigured: configured = [.fcm, .expo]
         case .messageRateExceeded: allowed = { _ in false }
+        case .appNotAllowed: message = #"[{"to":"\#(Self.apns)","body":"x","app":"beta"}]"#
         case .shuttingDown: Issue.record("not a refusal of the plan")
         }
         let plan = Self.plan(try Self.pushes(message), tenant: tenant, configured: configured, allowed: allowed)
@@ -98,13 +100,47 @@ struct AdmissionPlanTests {
         #expect(receipt.tokenFingerprint == "fp-abababab" && receipt.keyID == "key1" && receipt.tenantID == tenant.id)
         #expect(
             plan.writes.batch.usage == [
-                UsageKey(tenantID: tenant.id, date: Self.now, provider: .apns): UsageCounts(column: column)
+                UsageKey(
+                    tenantID: tenant.id, date: Self.now, provider: .apns,
+                    // Counted for the app the message named, even one the tenant may not use.
+                    app: kind == .appNotAllowed ? "beta" : "default"
+                ): UsageCounts(column: column)
             ])
         let audit = try #require(plan.writes.audit.first)
         #expect(
             audit.outcome == code.rawValue && audit.requestID == "req1" && audit.client == "192.0.2.1"
                 && audit.attempts == 0)
         #expect(audit.tokenFingerprint == "fp-abababab")
+    }
+
+    /// A message's app, or the tenant's default app; each app with its own providers; an app the tenant may not use
+    /// is refused before its providers are looked at.
+    @Test func eachNotificationGoesWithItsAppOrTheTenantsDefaultApp() throws {
+        let tenant = Tenant(name: "acme", apps: ["beta", "default"], defaultApp: "beta")
+        var next = 0
+        let plan = AdmissionPlan(
+            try Self.pushes(
+                #"""
+                [{"to":"\#(Self.apns)","body":"tenant's default: beta"},
+                 {"to":"\#(Self.apns)","body":"named","app":"default"},
+                 {"to":"\#(Self.fcm)","body":"beta has no FCM"},
+                 {"to":"\#(Self.apns)","body":"not allowed","app":"white-label"}]
+                """#),
+            origin: AdmissionPlan.Origin(tenant: tenant, keyID: "key1"),
+            configuredProviders: ["default": [.apns, .fcm], "beta": [.apns], "white-label": [.apns]],
+            now: Self.now,
+            receiptLifetime: 3600,
+            receiptID: {
+                next += 1
+                return "r\(next)"
+            },
+            fingerprint: { "fp-" + $0.token.prefix(8) },
+            allowDevice: { _ in true }
+        )
+        #expect(plan.deliveries.map(\.push.app) == ["beta", "default"])
+        #expect(plan.refused.map(\.refusal) == [.providerNotConfigured, .appNotAllowed])
+        #expect(plan.refused.map(\.index) == [2, 3])
+        #expect(plan.tickets[3].state == Ticket.State(.refused(.appNotAllowed, retryAfter: nil)))
     }
 
     /// Refusals come in a fixed order, and the device allowance is asked only of notifications nothing else refused.

@@ -212,7 +212,9 @@ struct AuditedExpoReceiptsTests {
             @Sendable func pushes(_ outcome: String) -> Int64 {
                 metrics.counterTotal(
                     label: "relay_pushes_total",
-                    dimensions: [("tenant", relay.tenant.id), ("provider", "expo"), ("outcome", outcome)]
+                    dimensions: [
+                        ("tenant", relay.tenant.id), ("provider", "expo"), ("outcome", outcome), ("app", "default"),
+                    ]
                 )
             }
             @Sendable func usage() async throws -> UsageCounts? {

@@ -91,6 +91,11 @@ import Testing
             oneUptimeStatus: .badRequest
         ),
         Row(
+            outcome: .refused(.appNotAllowed, retryAfter: nil), code: "AppNotAllowed", removeToken: false,
+            column: .rejected, metricsLabel: "refused", expoCode: "DeveloperError",
+            oneUptimeStatus: .unprocessableContent
+        ),
+        Row(
             outcome: .refused(.messageRateExceeded, retryAfter: .seconds(3)), code: "MessageRateExceeded",
             removeToken: false, retryAfter: 3, column: .rateLimited, metricsLabel: "refused",
             expoCode: "MessageRateExceeded", oneUptimeStatus: .unprocessableContent

@@ -393,6 +393,25 @@ struct PushStoreConformanceTests {
         }
     }
 
+    /// Each app's receipt poller asks for its own app's tickets (with its own access token); the receipt keeps its
+    /// app when stored and read back.
+    @Test(arguments: StoreKind.all)
+    func pendingExpoTicketsOfOneApp(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var beta = Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: Fixture.date(1))
+            beta.app = "beta"
+            try await store.commit(
+                StoreBatch(receipts: [
+                    Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: Fixture.date(2)), beta,
+                ]))
+            let cutoff = Fixture.date(10)
+            #expect(try await store.pendingExpoTickets(sentBefore: cutoff, limit: 100, app: "beta") == ["B"])
+            #expect(try await store.pendingExpoTickets(sentBefore: cutoff, limit: 100, app: "default") == ["A"])
+            #expect(try await store.pendingExpoTickets(sentBefore: cutoff, limit: 100, app: nil) == ["B", "A"])
+            #expect(try await store.pendingReceipt(expoTicketID: "B")?.app == "beta")
+        }
+    }
+
     /// A receipt close that finds its receipt final fails the whole commit: another writer recorded that outcome,
     /// so neither the close nor anything else of the batch (usage, other receipts) may be written.
     @Test(arguments: StoreKind.all)
@@ -519,6 +538,31 @@ struct PushStoreConformanceTests {
                     firstDay: UsageCounts(delivered: 1, tokenInvalid: 1), secondDay: UsageCounts(failed: 1),
                 ]
             )
+        }
+    }
+
+    /// Usage is kept by app as well as by tenant, day and provider; the daily quota counts every app.
+    @Test(arguments: StoreKind.all)
+    func usageIsKeptByApp(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let day = UsageKey.day(of: Fixture.t0)
+            var batch = StoreBatch()
+            batch.count(UsageCounts(delivered: 2), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns))
+            batch.count(
+                UsageCounts(delivered: 3), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns, app: "beta"))
+            batch.count(
+                UsageCounts(failed: 1), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns, app: "beta"))
+            try await store.commit(batch)
+            var again = StoreBatch()
+            again.count(
+                UsageCounts(delivered: 1), for: UsageKey(tenantID: "tenant-a", day: day, provider: .apns, app: "beta"))
+            try await store.commit(again)
+            #expect(
+                try await store.usage(tenantID: "tenant-a", fromDay: day) == [
+                    UsageRow(day: day, provider: .apns, counts: UsageCounts(delivered: 2)),
+                    UsageRow(day: day, provider: .apns, counts: UsageCounts(delivered: 4, failed: 1), app: "beta"),
+                ])
+            #expect(try await store.quotaUsed(tenantID: "tenant-a", on: Fixture.t0) == 7)
         }
     }
 

@@ -134,14 +134,33 @@ import Testing
         try SQLiteStore.migrator.migrate(store.writer, upTo: "v2")
         let (first, second) = (Fixture.t0, Fixture.date(86_400))
         let (firstDay, secondDay) = (UsageKey.day(of: first), UsageKey.day(of: second))
-        try await store.commit(
-            StoreBatch(receipts: [
-                Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: first),
-                Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: first),
-                Fixture.receipt("c", provider: .expo, expoTicketID: "C", createdAt: second),
-                Fixture.receipt("done", provider: .expo, status: .ok, createdAt: first),
-                Fixture.receipt("apns", createdAt: first),
-            ]))
+        let receipts = [
+            Fixture.receipt("a", provider: .expo, expoTicketID: "A", createdAt: first),
+            Fixture.receipt("b", provider: .expo, expoTicketID: "B", createdAt: first),
+            Fixture.receipt("c", provider: .expo, expoTicketID: "C", createdAt: second),
+            Fixture.receipt("done", provider: .expo, status: .ok, createdAt: first),
+            Fixture.receipt("apns", createdAt: first),
+        ]
+        try await store.writer.write { db in
+            // Written as a relay of that schema wrote them: without the columns later migrations add (`app`).
+            for receipt in receipts {
+                try db.execute(
+                    sql: """
+                        INSERT INTO receipts (id, tenant_id, key_id, provider, token_fingerprint, is_critical, status,
+                            error_code, message, remove_token, provider_message_id, expo_ticket_id, created_at,
+                            updated_at, expires_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        receipt.id, receipt.tenantID, receipt.keyID, receipt.provider.rawValue,
+                        receipt.tokenFingerprint, receipt.isCritical, receipt.status.rawValue, receipt.errorCode,
+                        receipt.message, receipt.removeToken, receipt.providerMessageID, receipt.expoTicketID,
+                        receipt.createdAt.timeIntervalSince1970, receipt.updatedAt.timeIntervalSince1970,
+                        receipt.expiresAt.timeIntervalSince1970,
+                    ]
+                )
+            }
+        }
         try await store.writer.write { db in
             try db.execute(
                 sql: """

@@ -77,6 +77,8 @@ struct TenantFields: Sendable, CustomStringConvertible {
     var allowCriticalAlerts: Bool? = nil
     var allowedProviders: [String]?? = nil
     var criticalChannel: String?? = nil
+    var apps: [String]? = nil
+    var defaultApp: String? = nil
     var note: String?? = nil
 
     var description: String { json.encodedString() }
@@ -94,6 +96,8 @@ struct TenantFields: Sendable, CustomStringConvertible {
             object["allowedProviders"] = allowedProviders.map { .array($0.map(JSONValue.string)) } ?? .null
         }
         if let criticalChannel { object["criticalChannel"] = criticalChannel.map(JSONValue.string) ?? .null }
+        if let apps { object["apps"] = .array(apps.map(JSONValue.string)) }
+        if let defaultApp { object["defaultApp"] = .string(defaultApp) }
         if let note { object["note"] = note.map(JSONValue.string) ?? .null }
         return .object(object)
     }
@@ -122,6 +126,8 @@ struct TenantFields: Sendable, CustomStringConvertible {
         case .some(nil): arguments.append("--clear-critical-channel")
         case nil: break
         }
+        if let apps { arguments += apps.flatMap { ["--allow-app", $0] } }
+        if let defaultApp { arguments += ["--default-app", defaultApp] }
         if let note { arguments += ["--note", note ?? ""] }
         return arguments
     }
@@ -146,6 +152,12 @@ enum AdminAnswer: Sendable, Equatable, CustomStringConvertible {
         if case .json(let value) = self { return value }
         return nil
     }
+}
+
+/// What both front ends share.
+enum AdminFrontEnds {
+    /// The relay's apps: `default` and `[apps.beta]`.
+    static let apps: Set<String> = ["default", "beta"]
 }
 
 /// A front end of tenant administration, run on a store of its own with a clock of its own.
@@ -246,7 +258,8 @@ struct CLIFrontEnd: AdminFrontEnd {
         let audit = AdminAuditWriter(store: store, chain: "test:cli", actor: "cli:tester", signingKey: nil)
         let clock = self.clock
         let administration = TenantAdministration(
-            store: store, audit: audit, tenantDefaults: RateLimits(), now: { clock.now })
+            store: store, audit: audit, tenantDefaults: RateLimits(), configuredApps: AdminFrontEnds.apps,
+            now: { clock.now })
         let output = self.output
         return AdminConsole(administration: administration, output: { output.append($0) })
     }
@@ -290,7 +303,12 @@ struct CLIFrontEnd: AdminFrontEnd {
     func run(_ arguments: [String]) async throws -> AdminAnswer {
         switch try await execute(arguments) {
         case .usageError(let message): return .invalid(Self.fields(message))
-        case .error(let message): return .failed(message)
+        case .error(let message):
+            // Rules the administration checks (an app the relay does not have) end the command as a usage error
+            // would, with the same lines naming the options.
+            let fields = Self.fields(message)
+            let options = Set(TenantRules.Field.allCases.map(\.rawValue))
+            return fields.keys.allSatisfy(options.contains) ? .invalid(fields) : .failed(message)
         case .printed(let lines):
             let last = try #require(lines.last, "\(arguments) printed nothing")
             return .json(try #require(JSONValue.decode(Array(last.utf8)), "\(last)"))
@@ -342,7 +360,9 @@ struct APIFrontEnd: AdminFrontEnd {
         let issued = OperatorTokens.issue()
         try await store.createOperator(
             OperatorRecord(id: issued.id, name: "alice", role: .admin, secretHash: issued.secretHash))
-        let relay = Relay(store: store, senders: [:], settings: RelaySettings(tenantDefaults: RateLimits()))
+        let relay = Relay(
+            store: store, senders: [:], settings: RelaySettings(tenantDefaults: RateLimits(), apps: AdminFrontEnds.apps)
+        )
         let router = Router(context: RelayRequestContext.self)
         let clock = self.clock
         AdminAPI(relay: relay, now: { clock.now }).addRoutes(to: router)

@@ -47,6 +47,21 @@ struct OperatorOutputTests {
         #expect(raw.contains(#""http.status":200"#), "a number, not \"200\"")
     }
 
+    /// `serve`'s start line names every app with what it sends through, the default app first.
+    @Test func theStartLineNamesEveryApp() {
+        var configuration = RelayConfiguration.defaults(directory: "/srv")
+        configuration.apps["beta"] = RelayConfiguration.App(
+            fcm: RelayConfiguration.FCM(
+                serviceAccountFile: "/srv/beta.json", projectID: "beta-project", clientEmail: "relay@beta.example",
+                privateKeyID: nil, privateKey: RelayConfiguration.Secret("not a key"), tokenURI: "https://t.example")
+        )
+        let metadata = ServeCommand.startMetadata(
+            configuration, file: ConfigurationFile(path: nil, origin: .none), port: 8080, tls: false)
+        #expect(
+            metadata["relay.apps"] == .array([.string("default: Expo"), .string("beta: FCM (project beta-project)")]))
+        #expect(!"\(metadata)".contains("not a key"), "never a secret")
+    }
+
     /// Every family the catalogue knows is in Docs/api.md's metrics table with its labels, and every family
     /// in the exposition has a `# HELP` line from the catalogue.
     @Test func apiMdListsEveryMetricFamilyWithItsLabels() throws {

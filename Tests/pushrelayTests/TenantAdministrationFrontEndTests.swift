@@ -158,6 +158,21 @@ struct TenantAdministrationFrontEndTests {
                 ]
         ),
         Scenario(
+            name: "apps",
+            steps: [
+                (.create("acme", TenantFields(apps: ["default", "beta"])), .ok),
+                (.create("solo", TenantFields(apps: ["beta"])), .ok),
+                (.create("pinned", TenantFields(apps: ["beta", "default"], defaultApp: "beta")), .ok),
+                (.create("typo", TenantFields(apps: ["Beta"])), .invalid(["apps"])),
+                (.create("unknown", TenantFields(apps: ["white-label"])), .invalid(["apps"])),
+                (.create("elsewhere", TenantFields(defaultApp: "beta")), .invalid(["defaultApp"])),
+                (.update("acme", TenantFields(defaultApp: "beta")), .ok),
+                (.update("acme", TenantFields(apps: ["default"], defaultApp: "beta")), .invalid(["defaultApp"])),
+                (.update("acme", TenantFields(apps: ["default"])), .ok),
+                (.show("solo"), .ok),
+            ]
+        ),
+        Scenario(
             name: "usage",
             steps: [
                 (.create("acme", TenantFields()), .ok),
@@ -226,9 +241,11 @@ struct TenantAdministrationFrontEndTests {
         #expect(
             Set(tenant.keys) == [
                 "id", "name", "rate", "burst", "dailyQuota", "perDevicePerMinute", "allowCriticalAlerts",
-                "allowedProviders", "criticalChannel", "note", "disabled", "createdAt", "deletedAt",
+                "allowedProviders", "criticalChannel", "apps", "defaultApp", "note", "disabled", "createdAt",
+                "deletedAt",
             ])
         #expect(tenant["burst"] == .int(20))
+        #expect(tenant["apps"] == .array([.string("default")]) && tenant["defaultApp"] == .string("default"))
         #expect(tenant["createdAt"] == .string("2027-01-15T08:00:01.000Z"))
         let key = try #require(answers[1].jsonValue?.objectValue)
         #expect(
@@ -247,6 +264,14 @@ struct TenantAdministrationFrontEndTests {
                                 "fcm": .object([
                                     "delivered": .int(2), "tokenInvalid": .int(0), "rejected": .int(0),
                                     "rateLimited": .int(0), "failed": .int(0), "accepted": .int(0),
+                                ])
+                            ]),
+                            "apps": .object([
+                                "default": .object([
+                                    "fcm": .object([
+                                        "delivered": .int(2), "tokenInvalid": .int(0), "rejected": .int(0),
+                                        "rateLimited": .int(0), "failed": .int(0), "accepted": .int(0),
+                                    ])
                                 ])
                             ]),
                         ])

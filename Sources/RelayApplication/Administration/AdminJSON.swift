@@ -28,6 +28,8 @@ package enum AdminJSON {
             }
                 ?? .null,
             "criticalChannel": tenant.criticalChannel.map(JSONValue.string) ?? .null,
+            "apps": .array(tenant.apps.map(JSONValue.string)),
+            "defaultApp": .string(tenant.defaultApp),
             "note": tenant.note.map(JSONValue.string) ?? .null,
             "disabled": .bool(tenant.disabled),
             "createdAt": time(tenant.createdAt),
@@ -94,24 +96,40 @@ package enum AdminJSON {
     }
 
     /// `{"tenant", "days": [{"day", "providers": {"apns": {delivered, tokenInvalid, rejected, rateLimited, failed,
-    /// accepted}}}]}` with days ascending; a day or provider without any notification is left out. `accepted`: Expo
-    /// notifications whose receipt is not known yet.
+    /// accepted}}, "apps": {"beta": {"apns": {…}}}}]}` with days ascending: `providers` over every app, `apps` by
+    /// app; a day, app or provider without any notification is left out. `accepted`: Expo notifications whose
+    /// receipt is not known yet.
     package static func usage(_ report: UsageReport) -> JSONValue {
-        var days: [String: [String: JSONValue]] = [:]
+        var days: [String: [Provider: UsageCounts]] = [:]
+        var apps: [String: [String: [String: JSONValue]]] = [:]
         for row in report.rows where !row.counts.isZero {
-            days[row.day, default: [:]][row.provider.rawValue] = .object([
-                "delivered": .int(Int64(row.counts.delivered)),
-                "tokenInvalid": .int(Int64(row.counts.tokenInvalid)),
-                "rejected": .int(Int64(row.counts.rejected)),
-                "rateLimited": .int(Int64(row.counts.rateLimited)),
-                "failed": .int(Int64(row.counts.failed)),
-                "accepted": .int(Int64(row.counts.accepted)),
-            ])
+            days[row.day, default: [:]][row.provider, default: UsageCounts()] =
+                days[row.day, default: [:]][row.provider, default: UsageCounts()] + row.counts
+            apps[row.day, default: [:]][row.app, default: [:]][row.provider.rawValue] = usageCounts(row.counts)
         }
         let ordered = days.keys.sorted().map { day in
-            JSONValue.object(["day": .string(day), "providers": .object(days[day] ?? [:])])
+            JSONValue.object([
+                "day": .string(day),
+                "providers": .object(
+                    Dictionary(
+                        uniqueKeysWithValues: (days[day] ?? [:]).map { ($0.key.rawValue, usageCounts($0.value)) })
+                ),
+                "apps": .object((apps[day] ?? [:]).mapValues(JSONValue.object)),
+            ])
         }
         return .object(["tenant": .string(report.tenant.id), "days": .array(ordered)])
+    }
+
+    /// One provider's counts in a usage report.
+    private static func usageCounts(_ counts: UsageCounts) -> JSONValue {
+        .object([
+            "delivered": .int(Int64(counts.delivered)),
+            "tokenInvalid": .int(Int64(counts.tokenInvalid)),
+            "rejected": .int(Int64(counts.rejected)),
+            "rateLimited": .int(Int64(counts.rateLimited)),
+            "failed": .int(Int64(counts.failed)),
+            "accepted": .int(Int64(counts.accepted)),
+        ])
     }
 
     /// Times as ISO 8601 in UTC with milliseconds, as the audit log writes them.

@@ -27,17 +27,21 @@ package struct TenantAdministration: Sendable {
     package let audit: any AdminAuditSink
     /// The limits of a tenant created without its own: the relay's `[limits]`.
     package let tenantDefaults: RateLimits
+    /// The relay's apps (`default` and each `[apps.<name>]`): a tenant may name only these; `nil` checks names only.
+    package let configuredApps: Set<String>?
     package let now: @Sendable () -> Date
 
     package init(
         store: any PushStore,
         audit: any AdminAuditSink,
         tenantDefaults: RateLimits,
+        configuredApps: Set<String>? = nil,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.store = store
         self.audit = audit
         self.tenantDefaults = tenantDefaults
+        self.configuredApps = configuredApps
         self.now = now
     }
 
@@ -79,6 +83,7 @@ package struct TenantAdministration: Sendable {
         try Self.check(changes, creating: true)
         let date = now()
         let tenant = changes.applied(to: Tenant(name: changes.name ?? "", limits: tenantDefaults, createdAt: date))
+        try check(tenant)
         do {
             try await store.createTenant(tenant)
         } catch StoreError.duplicate {
@@ -97,7 +102,10 @@ package struct TenantAdministration: Sendable {
     /// Applies `changes` to `tenant`; a deleted tenant cannot change.
     package func updateTenant(_ tenant: Tenant, with changes: TenantChanges) async throws(Failure) -> Tenant {
         try Self.check(changes, creating: false)
-        return try await save(changes.applied(to: tenant), replacing: tenant, action: "tenant.update", done: "updated")
+        let updated = changes.applied(to: tenant)
+        // A tenant whose apps the operator did not touch keeps them, even one the configuration no longer has.
+        if changes.apps != nil || changes.defaultApp != nil { try check(updated) }
+        return try await save(updated, replacing: tenant, action: "tenant.update", done: "updated")
     }
 
     /// Disables the tenant (its keys get 403 `TENANT_DISABLED`) or enables it again; a deleted tenant cannot change.
@@ -134,6 +142,12 @@ package struct TenantAdministration: Sendable {
     /// Throws every rule `changes` break.
     static func check(_ changes: TenantChanges, creating: Bool) throws(Failure) {
         let violations = TenantRules.violations(in: changes, creating: creating)
+        guard violations.isEmpty else { throw .invalid(violations) }
+    }
+
+    /// Throws every rule between the fields of `tenant` as changed (its apps).
+    private func check(_ tenant: Tenant) throws(Failure) {
+        let violations = TenantRules.violations(of: tenant, configuredApps: configuredApps)
         guard violations.isEmpty else { throw .invalid(violations) }
     }
 

@@ -18,6 +18,11 @@ package struct TenantChanges: Sendable, Equatable {
     package var allowedProviders: Set<Provider>??
     /// `.some(nil)`: the relay's `[android] critical_channel_id`.
     package var criticalChannel: String??
+    /// The apps the tenant may send for (``Tenant/apps``); never empty. A single app without ``defaultApp`` becomes the
+    /// tenant's default app too.
+    package var apps: [String]?
+    /// The app of the tenant's messages that name none (``Tenant/defaultApp``).
+    package var defaultApp: String?
     /// `.some(nil)` or an empty note: no note.
     package var note: String??
     /// Only for an existing tenant; creation has its own actions for this.
@@ -32,6 +37,8 @@ package struct TenantChanges: Sendable, Equatable {
         allowCriticalAlerts: Bool? = nil,
         allowedProviders: Set<Provider>?? = nil,
         criticalChannel: String?? = nil,
+        apps: [String]? = nil,
+        defaultApp: String? = nil,
         note: String?? = nil,
         disabled: Bool? = nil
     ) {
@@ -43,6 +50,8 @@ package struct TenantChanges: Sendable, Equatable {
         self.allowCriticalAlerts = allowCriticalAlerts
         self.allowedProviders = allowedProviders
         self.criticalChannel = criticalChannel
+        self.apps = apps
+        self.defaultApp = defaultApp
         self.note = note
         self.disabled = disabled
     }
@@ -58,6 +67,14 @@ package struct TenantChanges: Sendable, Equatable {
         if let allowCriticalAlerts { tenant.allowCriticalAlerts = allowCriticalAlerts }
         if let allowedProviders { tenant.allowedProviders = allowedProviders }
         if let criticalChannel { tenant.criticalChannel = criticalChannel }
+        if let apps {
+            tenant.apps = Array(Set(apps)).sorted()
+            // Allowed one app only, and not the default one: that app is the default, unless one is named.
+            if defaultApp == nil, tenant.apps.count == 1, let only = tenant.apps.first, only != tenant.defaultApp {
+                tenant.defaultApp = only
+            }
+        }
+        if let defaultApp { tenant.defaultApp = defaultApp }
         if let note { tenant.note = note?.isEmpty == true ? nil : note }
         if let disabled { tenant.disabled = disabled }
         return tenant

@@ -1,5 +1,6 @@
 package import Foundation
 package import RelayCore
+package import RelayStore
 
 /// The rules of tenant administration: the bounds of every tenant field, of a key's lifetime and of a usage report,
 /// and the words that say a value breaks one.
@@ -22,6 +23,8 @@ package enum TenantRules {
         case allowCriticalAlerts
         case allowedProviders
         case criticalChannel
+        case apps
+        case defaultApp
         case note
         case disabled
         /// A new key's lifetime.
@@ -108,6 +111,44 @@ package enum TenantRules {
         return nil
     }
 
+    /// At most this many apps per tenant; apps come from the configuration, so more is a mistake.
+    package static let maxApps = 100
+
+    /// What is wrong with an app's name, or `nil`. Whether the relay has the app is ``problem(app:configured:)``'s.
+    package static func problem(appName name: String) -> String? {
+        AppName.isValid(name) ? nil : "must be an app's name, \(AppName.rule), not '\(name)'"
+    }
+
+    /// An empty list would allow no app at all.
+    package static func problem(apps: [String]) -> String? {
+        guard !apps.isEmpty, apps.count <= maxApps else { return "must name 1 to \(maxApps) apps" }
+        return apps.lazy.compactMap { problem(appName: $0) }.first
+    }
+
+    /// What is wrong with naming `app` on a relay that has `configured` apps (`[apps.<name>]` and `default`), or
+    /// `nil`; `nil` too when the apps are not known (`configured` is `nil`).
+    package static func problem(app: String, configured: Set<String>?) -> String? {
+        guard let configured, !configured.contains(app) else { return nil }
+        let known = configured.sorted().map { "'\($0)'" }.joined(separator: ", ")
+        return "names an app the relay does not have: '\(app)' (configured: \(known))"
+    }
+
+    /// The rules between a tenant's fields once changed: its default app is one of its apps, and every app is one the
+    /// relay has (when `configured` is known).
+    package static func violations(of tenant: Tenant, configuredApps configured: Set<String>?) -> [Violation] {
+        var found: [Violation] = []
+        for app in tenant.apps {
+            if let problem = problem(app: app, configured: configured) { found.append(Violation(.apps, problem)) }
+        }
+        // One of its apps, each of which the relay has: so the default app is the relay's too.
+        if !tenant.allows(app: tenant.defaultApp) {
+            let apps = tenant.apps.map { "'\($0)'" }.joined(separator: ", ")
+            found.append(
+                Violation(.defaultApp, "must be one of the tenant's apps (\(apps)), not '\(tenant.defaultApp)'"))
+        }
+        return found
+    }
+
     package static func problem(note: String) -> String? {
         noteLength.contains(note.count) ? nil : "must be at most \(noteLength.upperBound) characters"
     }
@@ -153,6 +194,8 @@ package enum TenantRules {
         if case .some(.some(let channel)) = changes.criticalChannel {
             check(.criticalChannel, problem(criticalChannel: channel))
         }
+        check(.apps, changes.apps.flatMap { problem(apps: $0) })
+        check(.defaultApp, changes.defaultApp.flatMap { problem(appName: $0) })
         if case .some(.some(let note)) = changes.note { check(.note, problem(note: note)) }
         if creating, changes.disabled != nil { check(.disabled, "cannot be set when creating a tenant") }
         return found

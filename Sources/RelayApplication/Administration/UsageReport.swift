@@ -2,7 +2,7 @@ package import Foundation
 import RelayCore
 package import RelayStore
 
-/// A tenant's usage by day and provider: what ``TenantAdministration/usage(of:days:)`` reads, shown as a table by
+/// A tenant's usage by day, provider and app: what ``TenantAdministration/usage(of:days:)`` reads, shown as a table by
 /// `pushrelay usage` and as JSON by ``AdminJSON/usage(_:)``.
 package struct UsageReport: Sendable {
     package var tenant: Tenant
@@ -13,7 +13,7 @@ package struct UsageReport: Sendable {
     package init(tenant: Tenant, fromDay: String, rows: [UsageRow]) {
         self.tenant = tenant
         self.fromDay = fromDay
-        self.rows = rows.sorted { ($0.day, $0.provider.rawValue) < ($1.day, $1.provider.rawValue) }
+        self.rows = rows.sorted(by: UsageRow.reportOrder)
     }
 
     /// The first UTC day of a report covering the last `days` days, today included.
@@ -31,9 +31,13 @@ package struct UsageReport: Sendable {
         "DAY", "PROVIDER", "DELIVERED", "TOKEN_INVALID", "REJECTED", "RATE_LIMITED", "FAILED", "ACCEPTED", "TOTAL",
     ]
 
-    /// A header, one line per day and provider, and a total line, in aligned columns like the other CLI tables.
+    /// A header, one line per day, provider and app, and a total line, in aligned columns like the other CLI tables.
+    /// An app other than `default` follows its provider (`apns (beta)`), so the columns stay where they were.
     package var tableLines: [String] {
-        var rows = self.rows.map { Self.cells($0.day, $0.provider.rawValue, $0.counts) }
+        var rows = self.rows.map { row in
+            let provider = row.provider.rawValue + (row.app == AppName.default ? "" : " (\(row.app))")
+            return Self.cells(row.day, provider, row.counts)
+        }
         rows.append(Self.cells("total", "", total))
         return TextTable.lines(Self.columns, rows)
     }

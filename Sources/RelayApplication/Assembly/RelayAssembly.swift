@@ -8,8 +8,8 @@ package import RelayStore
 import RelayStorePostgres
 package import ServiceLifecycle
 
-/// A running relay's parts, built from its configuration: the store, one HTTP/2 client per provider, the senders and
-/// their credentials, the ``Relay``, and the background services.
+/// A running relay's parts, built from its configuration: the store, one HTTP/2 client per app and provider, the
+/// senders and their credentials, the ``Relay``, and the background services.
 ///
 /// ### Overview
 /// The one place that turns a loaded ``RelayConfiguration`` into objects. `pushrelay serve` and `pushrelay demo` call
@@ -20,8 +20,10 @@ package import ServiceLifecycle
 ///
 /// ### Implementation
 /// - A provider is configured when its section has credentials (`[apns] key_file`, `[fcm] service_account_file`);
-///   Expo needs none and is always there. Each configured provider gets its own ``HTTP2Client`` (its own pools,
-///   from `[upstream]`), so one provider's connection limits never starve another's.
+///   Expo needs none and is always there for the default app (for an `[apps.<name>]` app, when it has an `expo`
+///   section). Each app's configured providers get their own ``HTTP2Client`` (its own pools, from `[upstream]`) and
+///   their own token caches, so one provider's connection limits never starve another's, and nothing of one app
+///   travels on another's connection (``AppSenders``). Each app with Expo has its own receipt poller.
 /// - ``services`` is in start order; a service group stops them in reverse, so the clients, listed first, close last,
 ///   after the delivery queue has drained and the last outcomes are committed. With PostgreSQL, its pool's service
 ///   comes before even the clients: the store closes after everything that writes to it.
@@ -29,10 +31,14 @@ package import ServiceLifecycle
 ///   that does not load) is a ``RelayAssemblyError`` naming the key.
 package struct RelayAssembly: Sendable {
     package let relay: Relay
-    package let clients: [Provider: HTTP2Client]
+    /// Every app's HTTP/2 clients, one per app and provider.
+    package let clients: [AppClient]
     /// Start order; see the type's overview.
     package let services: [any Service]
+    /// The default app's Expo receipt poller.
     package let expoReceipts: ExpoReceiptPoller
+    /// The receipt pollers of the other apps with Expo, by app.
+    package let appExpoReceipts: [String: ExpoReceiptPoller]
 
     /// Opens the store named by `[store] url` and runs its migrations.
     ///
@@ -101,8 +107,8 @@ package struct RelayAssembly: Sendable {
     ///   - environment: The senders' clock and sleep; tests and benchmarks may pass their own.
     ///   - expoReceiptDelay: How long after Expo accepts a ticket its receipt is first asked for; `nil` takes
     ///     `[expo] receipt_delay_seconds` (`pushrelay demo` asks at once).
-    /// - Throws: ``RelayAssemblyError`` naming `apns.key_file` or `fcm.service_account_file` when a credential
-    ///   the configuration accepted does not load.
+    /// - Throws: ``RelayAssemblyError`` naming `apns.key_file` or `fcm.service_account_file` (or an app's,
+    ///   `apps.beta.apns.key_file`) when a credential the configuration accepted does not load.
     package static func make(
         configuration: RelayConfiguration,
         store: any PushStore,
@@ -111,81 +117,22 @@ package struct RelayAssembly: Sendable {
         environment: SenderEnvironment = .live,
         expoReceiptDelay: Duration? = nil
     ) throws(RelayAssemblyError) -> RelayAssembly {
-        let payload = PayloadSettings(
-            apnsTopic: configuration.apns?.topic ?? "",
-            apnsDefaultEnvironment: configuration.apns?.environment ?? .production,
-            androidCriticalChannelId: configuration.android.criticalChannelID,
-            fcmProjectId: configuration.fcm?.projectID ?? ""
-        )
         // Transient failures are retried until each push's deadline, within `retry_window_seconds`; `max_attempts`
         // is deprecated and has no effect (Docs/configuration.md).
         let retry = RetryPolicy(window: .seconds(configuration.upstream.retryWindowSeconds))
-        var clients: [Provider: HTTP2Client] = [:]
-        func client(_ provider: Provider) -> HTTP2Client {
-            let made = HTTP2Client(configuration: poolConfiguration(configuration.upstream, for: provider))
-            clients[provider] = made
-            return made
+        var clients: [AppClient] = []
+        var appSenders: [String: [Provider: any PushSender]] = [:]
+        for (name, app) in configuration.allApps.sorted(by: { $0.key < $1.key }) {
+            appSenders[name] = try senders(
+                for: app, named: name, configuration: configuration, retry: retry, environment: environment,
+                logger: logger, clients: &clients)
         }
-
-        var senders: [Provider: any PushSender] = [:]
-        if let apns = configuration.apns {
-            let key: P256.Signing.PrivateKey
-            do {
-                key = try APNsTokenProvider.loadKey(pem: apns.keyPEM.value)
-            } catch {
-                throw .apnsKeyUnusable(error)
-            }
-            senders[.apns] = APNsSender(
-                upstream: APNsUpstream(
-                    configuration: APNsSenderConfiguration(
-                        payload: payload,
-                        productionEndpoint: apns.endpoint,
-                        sandboxEndpoint: apns.sandboxEndpoint
-                    ),
-                    tokens: APNsTokenProvider(teamID: apns.teamID, keyID: apns.keyID, key: key, now: environment.now),
-                    client: client(.apns)
-                ),
-                retries: RetryLoop(policy: retry),
-                environment: environment,
-                logger: logger
-            )
-        }
-        if let fcm = configuration.fcm {
-            let fcmClient = client(.fcm)
-            let tokens: FCMAccessTokenProvider
-            do {
-                tokens = try FCMAccessTokenProvider(
-                    account: fcm.serviceAccount, client: fcmClient, now: environment.now)
-            } catch {
-                throw .fcmServiceAccountUnusable(error)
-            }
-            senders[.fcm] = FCMSender(
-                upstream: FCMUpstream(
-                    configuration: FCMSenderConfiguration(payload: payload, endpoint: fcm.endpoint),
-                    tokens: tokens,
-                    client: fcmClient
-                ),
-                retries: RetryLoop(policy: retry),
-                environment: environment,
-                logger: logger
-            )
-        }
-        let expoConfiguration = ExpoSenderConfiguration(
-            payload: payload,
-            endpoint: configuration.expo.endpoint,
-            accessToken: configuration.expo.accessToken?.value
-        )
-        let expoClient = client(.expo)
-        senders[.expo] = ExpoSender(
-            upstream: ExpoUpstream(configuration: expoConfiguration, client: expoClient),
-            retries: RetryLoop(policy: retry),
-            environment: environment,
-            logger: logger
-        )
+        let defaultExpo = receiptClient(configuration: configuration, clients: &clients)
 
         let relay = Relay(
             store: store,
-            senders: senders,
+            senders: appSenders[AppName.default] ?? [:],
+            apps: appSenders,
             settings: settings(configuration),
             queue: DeliveryQueue(
                 clock: clock,
@@ -198,25 +145,45 @@ package struct RelayAssembly: Sendable {
             clock: clock,
             journal: try journalSettings(configuration)
         )
-        let poller = ExpoReceiptPoller(
-            configuration: expoConfiguration,
-            store: AuditedExpoReceipts(relay: relay),
-            client: expoClient,
-            delay: expoReceiptDelay ?? .seconds(configuration.expo.receiptDelaySeconds),
-            environment: environment,
-            logger: logger
-        )
+        // One receipt poller per app with Expo: each asks with its app's endpoint and access token, for its app's
+        // tickets only.
+        let delay = expoReceiptDelay ?? .seconds(configuration.expo.receiptDelaySeconds)
+        var pollers: [String: ExpoReceiptPoller] = [:]
+        for entry in clients where entry.provider == .expo {
+            guard let expo = entry.expo else { continue }
+            pollers[entry.app] = ExpoReceiptPoller(
+                configuration: expo,
+                store: AuditedExpoReceipts(relay: relay, app: entry.app),
+                client: entry.client,
+                delay: delay,
+                environment: environment,
+                logger: logger
+            )
+        }
+        let poller =
+            pollers[AppName.default]
+            ?? ExpoReceiptPoller(
+                configuration: defaultExpo.configuration,
+                store: AuditedExpoReceipts(relay: relay, app: AppName.default),
+                client: defaultExpo.client,
+                delay: delay,
+                environment: environment,
+                logger: logger
+            )
+        let otherPollers = pollers.filter { $0.key != AppName.default }.sorted { $0.key < $1.key }.map(\.value)
         // Start order; they stop in reverse, after the delivery queue has drained: the clients close last.
         var services: [any Service] = [
-            ClientShutdownService(clients: Array(clients.values)),
+            ClientShutdownService(clients: clients.map(\.client)),
             MaintenanceService(
                 relay: relay, auditRetention: auditRetention(configuration, store: store), logger: logger),
-            ExpoReceiptService(poller: poller),
-            JournalService(relay: relay, logger: logger),
         ]
+        services += ([poller] + otherPollers).map { ExpoReceiptService(poller: $0) as any Service }
+        services.append(JournalService(relay: relay, logger: logger))
         // First, so that it stops last: the PostgreSQL pool closes after the final receipts and key usage are written.
         if let postgres = store as? PostgresStore { services.insert(PostgresStoreService(store: postgres), at: 0) }
-        return RelayAssembly(relay: relay, clients: clients, services: services, expoReceipts: poller)
+        return RelayAssembly(
+            relay: relay, clients: clients, services: services, expoReceipts: poller,
+            appExpoReceipts: pollers.filter { $0.key != AppName.default })
     }
 
     /// The delivery journal: its key (`[store] journal_key_file`, or the one kept beside a SQLite database, made now
@@ -256,7 +223,8 @@ package struct RelayAssembly: Sendable {
             waitDeadline: .milliseconds(configuration.receipts.requestDeadlineMs),
             receiptLifetime: TimeInterval(configuration.receipts.ttlHours) * 3600,
             trustedProxies: TrustedProxies(configuration.server.trustedProxies),
-            tenantDefaults: configuration.limits
+            tenantDefaults: configuration.limits,
+            apps: Set(configuration.appNames)
         )
     }
 
@@ -274,6 +242,119 @@ package struct RelayAssembly: Sendable {
 
     /// Pool gauges for `/metrics`, read at scrape time.
     package func poolStatistics() -> [(provider: Provider, statistics: HTTP2PoolStatistics)] {
-        clients.flatMap { provider, client in client.statistics.values.map { (provider, $0) } }
+        clients.flatMap { entry in entry.client.statistics.values.map { (entry.provider, $0) } }
+    }
+
+    /// One app's HTTP/2 client for one provider, and the Expo sender's settings (for the receipt poller).
+    package struct AppClient: Sendable {
+        package var app: String
+        package var provider: Provider
+        package var client: HTTP2Client
+        var expo: ExpoSenderConfiguration?
+    }
+
+    /// One app's senders, each with its own HTTP/2 client and credentials (token caches), so that nothing of one app
+    /// travels on another's connection or is signed with another's key.
+    ///
+    /// - Throws: ``RelayAssemblyError`` naming the app's `apns.key_file` or `fcm.service_account_file`.
+    private static func senders(
+        for app: RelayConfiguration.App,
+        named name: String,
+        configuration: RelayConfiguration,
+        retry: RetryPolicy,
+        environment: SenderEnvironment,
+        logger: Logger,
+        clients: inout [AppClient]
+    ) throws(RelayAssemblyError) -> [Provider: any PushSender] {
+        let payload = PayloadSettings(
+            apnsTopic: app.apns?.topic ?? "",
+            apnsDefaultEnvironment: app.apns?.environment ?? .production,
+            androidCriticalChannelId: configuration.android.criticalChannelID,
+            fcmProjectId: app.fcm?.projectID ?? ""
+        )
+        func client(_ provider: Provider, expo: ExpoSenderConfiguration? = nil) -> HTTP2Client {
+            let made = HTTP2Client(configuration: poolConfiguration(configuration.upstream, for: provider))
+            clients.append(AppClient(app: name, provider: provider, client: made, expo: expo))
+            return made
+        }
+        var senders: [Provider: any PushSender] = [:]
+        if let apns = app.apns {
+            let key: P256.Signing.PrivateKey
+            do {
+                key = try APNsTokenProvider.loadKey(pem: apns.keyPEM.value)
+            } catch {
+                throw .apnsKeyUnusable(error, app: name)
+            }
+            senders[.apns] = APNsSender(
+                upstream: APNsUpstream(
+                    configuration: APNsSenderConfiguration(
+                        payload: payload,
+                        productionEndpoint: apns.endpoint,
+                        sandboxEndpoint: apns.sandboxEndpoint
+                    ),
+                    tokens: APNsTokenProvider(teamID: apns.teamID, keyID: apns.keyID, key: key, now: environment.now),
+                    client: client(.apns)
+                ),
+                retries: RetryLoop(policy: retry),
+                environment: environment,
+                logger: logger
+            )
+        }
+        if let fcm = app.fcm {
+            let fcmClient = client(.fcm)
+            let tokens: FCMAccessTokenProvider
+            do {
+                tokens = try FCMAccessTokenProvider(
+                    account: fcm.serviceAccount, client: fcmClient, now: environment.now)
+            } catch {
+                throw .fcmServiceAccountUnusable(error, app: name)
+            }
+            senders[.fcm] = FCMSender(
+                upstream: FCMUpstream(
+                    configuration: FCMSenderConfiguration(payload: payload, endpoint: fcm.endpoint),
+                    tokens: tokens,
+                    client: fcmClient
+                ),
+                retries: RetryLoop(policy: retry),
+                environment: environment,
+                logger: logger
+            )
+        }
+        if let expo = app.expo {
+            let expoConfiguration = ExpoSenderConfiguration(
+                payload: payload,
+                endpoint: expo.endpoint,
+                accessToken: expo.accessToken?.value
+            )
+            senders[.expo] = ExpoSender(
+                upstream: ExpoUpstream(
+                    configuration: expoConfiguration, client: client(.expo, expo: expoConfiguration)),
+                retries: RetryLoop(policy: retry),
+                environment: environment,
+                logger: logger
+            )
+        }
+        return senders
+    }
+
+    /// The default app's Expo client and settings, which the receipt poller asks Expo with.
+    private static func receiptClient(
+        configuration: RelayConfiguration,
+        clients: inout [AppClient]
+    ) -> (configuration: ExpoSenderConfiguration, client: HTTP2Client) {
+        for entry in clients where entry.app == AppName.default && entry.provider == .expo {
+            if let expo = entry.expo { return (expo, entry.client) }
+        }
+        // Not reached (the default app always has Expo), but made rather than trapping.
+        let expo = ExpoSenderConfiguration(
+            payload: PayloadSettings(
+                apnsTopic: "", apnsDefaultEnvironment: .production,
+                androidCriticalChannelId: configuration.android.criticalChannelID, fcmProjectId: ""),
+            endpoint: configuration.expo.endpoint,
+            accessToken: configuration.expo.accessToken?.value
+        )
+        let client = HTTP2Client(configuration: poolConfiguration(configuration.upstream, for: .expo))
+        clients.append(AppClient(app: AppName.default, provider: .expo, client: client, expo: expo))
+        return (expo, client)
     }
 }

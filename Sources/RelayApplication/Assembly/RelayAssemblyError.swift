@@ -41,13 +41,15 @@ package struct RelayAssemblyError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The APNs signing key was read but is not a usable P-256 key.
-    static func apnsKeyUnusable(_ error: any Error) -> Self {
-        Self(.apnsKeyFile, "the APNs signing key could not be loaded: \(reason(error))")
+    static func apnsKeyUnusable(_ error: any Error, app: String) -> Self {
+        Self(ConfigurationKey.apnsKeyFile.inApp(app), "the APNs signing key could not be loaded: \(reason(error))")
     }
 
     /// The service account's private key is not a usable RSA key.
-    static func fcmServiceAccountUnusable(_ error: any Error) -> Self {
-        Self(.fcmServiceAccountFile, "the service account's private key could not be loaded: \(reason(error))")
+    static func fcmServiceAccountUnusable(_ error: any Error, app: String) -> Self {
+        Self(
+            ConfigurationKey.fcmServiceAccountFile.inApp(app),
+            "the service account's private key could not be loaded: \(reason(error))")
     }
 
     /// The delivery journal's key could not be read or made.

@@ -7,15 +7,20 @@ import RelayStore
 /// receipt closes, the tenant's usage moves from "accepted" to the outcome's column, the audit log gets a `push`
 /// record (the earlier one only says Expo accepted the ticket) and `relay_pushes_total` counts it with that outcome
 /// (it was counted as `accepted` when Expo took it).
+///
+/// Each app with Expo has its own poller, which asks Expo with that app's access token for that app's tickets only.
 package struct AuditedExpoReceipts: ExpoReceiptStore {
     let relay: Relay
+    /// The app whose tickets this poller follows; `nil` for every app.
+    let app: String?
 
-    package init(relay: Relay) {
+    package init(relay: Relay, app: String? = nil) {
         self.relay = relay
+        self.app = app
     }
 
     package func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
-        try await relay.store.pendingExpoTickets(sentBefore: sentBefore, limit: limit)
+        try await relay.store.pendingExpoTickets(sentBefore: sentBefore, limit: limit, app: app)
     }
 
     @discardableResult

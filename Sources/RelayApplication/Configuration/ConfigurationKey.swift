@@ -1,7 +1,11 @@
+internal import Foundation
+package import RelayCore
+
 /// One key the configuration file knows, with its type.
 ///
 /// ``all`` is the single list that unknown-key detection, the environment variable names and type checking read, so a
-/// new key is added here and in the section that reads it.
+/// new key is added here and in the section that reads it. The provider keys (``appKeys``) exist once more for every
+/// app named in the configuration: ``inApp(_:)`` gives `apps.beta.apns.key_file` for `apns.key_file`.
 package struct ConfigurationKey: Hashable, Sendable {
     /// The types a value can have.
     enum Kind: Hashable, Sendable {
@@ -18,6 +22,8 @@ package struct ConfigurationKey: Hashable, Sendable {
     /// The key inside the table: `key_file`.
     package var name: String
     var kind: Kind
+    /// The app whose `[apps.<app>]` table holds the key; `nil` for the top-level sections (the default app's).
+    package var app: String?
 
     init(_ section: String, _ name: String, _ kind: Kind) {
         self.section = section
@@ -25,11 +31,29 @@ package struct ConfigurationKey: Hashable, Sendable {
         self.kind = kind
     }
 
-    /// `apns.key_file`: how problems name the key.
-    package var path: String { "\(section).\(name)" }
+    /// `apns.key_file`, or `apps.beta.apns.key_file`: how problems name the key.
+    package var path: String { (app.map { "apps.\($0)." } ?? "") + "\(section).\(name)" }
 
-    /// `PUSHRELAY_APNS_KEY_FILE`: the environment variable that overrides the key.
-    package var environmentName: String { Self.environmentPrefix + "\(section)_\(name)".uppercased() }
+    /// `PUSHRELAY_APNS_KEY_FILE`, or `PUSHRELAY_APPS_BETA_APNS_KEY_FILE` (a `-` in the app's name becomes `_`): the
+    /// environment variable that overrides the key.
+    package var environmentName: String {
+        let app = app.map { "APPS_" + $0.uppercased().replacingOccurrences(of: "-", with: "_") + "_" } ?? ""
+        return Self.environmentPrefix + app + "\(section)_\(name)".uppercased()
+    }
+
+    /// The same key at the top level: `apns.key_file` for `apps.beta.apns.key_file`.
+    package var base: ConfigurationKey {
+        var base = self
+        base.app = nil
+        return base
+    }
+
+    /// This key in `app`'s table: `apps.beta.apns.key_file`; the key itself for the default app.
+    package func inApp(_ app: String) -> ConfigurationKey {
+        var key = base
+        key.app = app == AppName.default ? nil : app
+        return key
+    }
 
     /// Only variables with this prefix are read as overrides.
     package static let environmentPrefix = "PUSHRELAY_"
@@ -156,6 +180,46 @@ package struct ConfigurationKey: Hashable, Sendable {
     /// The sections, in order.
     package static let sections: [String] = all.reduce(into: []) { sections, key in
         if sections.last != key.section { sections.append(key.section) }
+    }
+
+    /// The sections an app's table may hold: `[apps.beta.apns]`, `[apps.beta.fcm]`, `[apps.beta.expo]`.
+    package static let appSections = ["apns", "fcm", "expo"]
+
+    /// The keys each app may set: those of its sections but `expo.receipt_delay_seconds`, which is the relay's (one
+    /// receipt poller for every app).
+    package static let appKeys: [ConfigurationKey] = all.filter {
+        appSections.contains($0.section) && $0 != expoReceiptDelaySeconds
+    }
+
+    /// The key at `path` (`apns.key_file`, `apps.beta.apns.key_file`); `nil` when there is none.
+    package static func key(forPath path: String) -> ConfigurationKey? {
+        if let key = byPath[path] { return key }
+        let parts = path.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "apps", AppName.isValid(String(parts[1])), parts[1] != "default",
+            let key = byPath["\(parts[2]).\(parts[3])"], appKeys.contains(key)
+        else { return nil }
+        return key.inApp(String(parts[1]))
+    }
+
+    /// The key `PUSHRELAY_APPS_BETA_APNS_KEY_FILE` overrides: an app's key is found by the ending of its variable
+    /// (app names hold no `_`, so what comes before it, with `_` read as `-`, is the app's name).
+    package static func key(forEnvironmentName name: String) -> ConfigurationKey? {
+        if let key = byEnvironmentName[name] { return key }
+        let prefix = environmentPrefix + "APPS_"
+        guard name.hasPrefix(prefix) else { return nil }
+        let rest = name.dropFirst(prefix.count)
+        for key in appKeysByVariableLength {
+            let suffix = "_" + key.environmentName.dropFirst(environmentPrefix.count)
+            guard rest.hasSuffix(suffix), rest.count > suffix.count else { continue }
+            let app = rest.dropLast(suffix.count).lowercased().replacingOccurrences(of: "_", with: "-")
+            return AppName.isValid(app) && app != AppName.default ? key.inApp(app) : nil
+        }
+        return nil
+    }
+
+    /// Longest variable first, so that the longest ending that matches names the key.
+    private static let appKeysByVariableLength = appKeys.sorted {
+        $0.environmentName.count > $1.environmentName.count
     }
 
     /// Keys by path (`apns.key_file`).

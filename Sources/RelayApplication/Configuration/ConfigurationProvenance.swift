@@ -31,7 +31,8 @@ package struct ConfigurationProvenance: Sendable, Equatable {
         package var value: String?
     }
 
-    /// Every key, in ``ConfigurationKey/all``'s order.
+    /// Every key, in ``ConfigurationKey/all``'s order, then the keys set for each app (`apps.beta.apns.key_file`), by
+    /// app.
     package var entries: [Entry]
 
     /// The keys that the file or the environment set.
@@ -43,7 +44,10 @@ package struct ConfigurationProvenance: Sendable, Equatable {
     }
 
     init(source: ConfigurationSource) {
-        entries = ConfigurationKey.all.map { key in
+        let appKeys = source.apps.keys.sorted().flatMap { app in
+            ConfigurationKey.appKeys.map { $0.inApp(app) }.filter { source.settings[$0.path] != nil }
+        }
+        entries = (ConfigurationKey.all + appKeys).map { key in
             guard let setting = source.settings[key.path] else {
                 return Entry(key: key, source: .defaultValue, value: nil)
             }
@@ -54,7 +58,7 @@ package struct ConfigurationProvenance: Sendable, Equatable {
 
     /// The value as TOML would write it, with secrets left out.
     static func display(_ value: ConfigurationValue, for key: ConfigurationKey) -> String {
-        if key == .expoAccessToken { return "(secret)" }
+        if key.base == .expoAccessToken { return "(secret)" }
         switch value {
         case .string(let text):
             let shown = (key == .storeURL || key == .upstreamProxy) ? redactingURLPassword(text) : text

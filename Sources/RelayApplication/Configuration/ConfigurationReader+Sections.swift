@@ -13,6 +13,16 @@ extension ConfigurationReader {
         let apns = apns()
         let fcm = fcm()
         let expo = expo()
+        var apps: [String: RelayConfiguration.App] = [:]
+        for (name, sections) in appTables.sorted(by: { $0.key < $1.key }) {
+            apps[name] = RelayConfiguration.App(
+                apns: self.apns(app: name),
+                fcm: self.fcm(app: name),
+                // An app's Expo needs no credential either, but it is the app's only when it has its own section.
+                expo: sections.contains("expo")
+                    ? self.expo(app: name, receiptDelaySeconds: expo.receiptDelaySeconds) : nil
+            )
+        }
         let android = android()
         let limits = limits()
         let audit = audit()
@@ -25,6 +35,7 @@ extension ConfigurationReader {
             apns: apns,
             fcm: fcm,
             expo: expo,
+            apps: apps,
             android: android,
             limits: limits,
             audit: audit,
@@ -199,56 +210,62 @@ extension ConfigurationReader {
         text.count == 10 && text.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
     }
 
-    mutating func apns() -> RelayConfiguration.APNs? {
+    /// `[apns]`, or `[apps.<app>.apns]`.
+    mutating func apns(app: String = AppName.default) -> RelayConfiguration.APNs? {
+        let teamIDKey = ConfigurationKey.apnsTeamID.inApp(app)
+        let keyIDKey = ConfigurationKey.apnsKeyID.inApp(app)
+        let keyFileKey = ConfigurationKey.apnsKeyFile.inApp(app)
+        let topicKey = ConfigurationKey.apnsTopic.inApp(app)
         typealias APNs = RelayConfiguration.APNs
-        let environment = choice(ConfigurationKey.apnsEnvironment, default: APNsEnvironment.production)
-        let productionEndpoint = endpoint(ConfigurationKey.apnsEndpoint, default: APNs.defaultEndpoint)
-        let sandboxEndpoint = endpoint(ConfigurationKey.apnsSandboxEndpoint, default: APNs.defaultSandboxEndpoint)
+        let environment = choice(ConfigurationKey.apnsEnvironment.inApp(app), default: APNsEnvironment.production)
+        let productionEndpoint = endpoint(ConfigurationKey.apnsEndpoint.inApp(app), default: APNs.defaultEndpoint)
+        let sandboxEndpoint = endpoint(
+            ConfigurationKey.apnsSandboxEndpoint.inApp(app), default: APNs.defaultSandboxEndpoint)
 
-        let credentialKeys = [ConfigurationKey.apnsTeamID, ConfigurationKey.apnsKeyID, ConfigurationKey.apnsTopic]
-        guard isMentioned(ConfigurationKey.apnsKeyFile) else {
+        let credentialKeys = [teamIDKey, keyIDKey, topicKey]
+        guard isMentioned(keyFileKey) else {
             // Half a credential is a mistake, not a choice: say so instead of silently leaving APNs off.
             let partial = credentialKeys.filter { isMentioned($0) }.map { origin($0) }
             if !partial.isEmpty {
                 let verb = partial.count == 1 ? "is" : "are"
                 report(
-                    ConfigurationKey.apnsKeyFile,
+                    keyFileKey,
                     "required when \(partial.joined(separator: ", ")) \(verb) set; without it APNs is not configured"
                 )
             }
             return nil
         }
         for key in credentialKeys where !isMentioned(key) {
-            report(key, "required when \(origin(ConfigurationKey.apnsKeyFile)) is set")
+            report(key, "required when \(origin(keyFileKey)) is set")
         }
 
-        var teamID = string(ConfigurationKey.apnsTeamID)
+        var teamID = string(teamIDKey)
         if let id = teamID, !Self.isAppleID(id) {
             report(
-                ConfigurationKey.apnsTeamID,
+                teamIDKey,
                 "must be 10 upper-case letters and digits, as in \"ABCDE12345\", found \"\(id)\"")
             teamID = nil
         }
-        var keyID = string(ConfigurationKey.apnsKeyID)
+        var keyID = string(keyIDKey)
         if let id = keyID, !Self.isAppleID(id) {
             report(
-                ConfigurationKey.apnsKeyID,
+                keyIDKey,
                 "must be 10 upper-case letters and digits, as in \"ABC123DEFG\", found \"\(id)\"")
             keyID = nil
         }
-        var topic = string(ConfigurationKey.apnsTopic)
+        var topic = string(topicKey)
         if let bundleID = topic, bundleID.contains(where: { $0.isWhitespace }) {
-            report(ConfigurationKey.apnsTopic, "must be the app's bundle id, without spaces")
+            report(topicKey, "must be the app's bundle id, without spaces")
             topic = nil
         }
 
         var key: (file: String, pem: String)?
-        if case (let path, let contents)? = file(ConfigurationKey.apnsKeyFile),
-            let text = secretText(ConfigurationKey.apnsKeyFile, file: path, contents: contents)
+        if case (let path, let contents)? = file(keyFileKey),
+            let text = secretText(keyFileKey, file: path, contents: contents)
         {
             if (try? P256.Signing.PrivateKey(pemRepresentation: text)) == nil {
                 report(
-                    ConfigurationKey.apnsKeyFile,
+                    keyFileKey,
                     "file \(path) is not a PEM P-256 private key (an APNs .p8 signing key)")
             } else {
                 key = (path, text)
@@ -271,9 +288,11 @@ extension ConfigurationReader {
     /// The service-account fields FCM needs.
     private static let serviceAccountFields = ["project_id", "private_key", "client_email", "token_uri"]
 
-    mutating func fcm() -> RelayConfiguration.FCM? {
-        let key = ConfigurationKey.fcmServiceAccountFile
-        let fcmEndpoint = endpoint(ConfigurationKey.fcmEndpoint, default: RelayConfiguration.FCM.defaultEndpoint)
+    /// `[fcm]`, or `[apps.<app>.fcm]`.
+    mutating func fcm(app: String = AppName.default) -> RelayConfiguration.FCM? {
+        let key = ConfigurationKey.fcmServiceAccountFile.inApp(app)
+        let fcmEndpoint = endpoint(
+            ConfigurationKey.fcmEndpoint.inApp(app), default: RelayConfiguration.FCM.defaultEndpoint)
         guard case (let path, let contents)? = file(key) else { return nil }
         // Decoded loosely so a problem can name the missing field; no message quotes a value from the file.
         guard let object = (try? JSONSerialization.jsonObject(with: contents)) as? [String: Any] else {
@@ -316,13 +335,20 @@ extension ConfigurationReader {
         )
     }
 
+    /// `[expo]`.
     mutating func expo() -> RelayConfiguration.Expo {
-        var expo = RelayConfiguration.Expo()
-        expo.endpoint = endpoint(ConfigurationKey.expoEndpoint, default: expo.endpoint)
-        expo.receiptDelaySeconds =
-            integer(ConfigurationKey.expoReceiptDelaySeconds, minimum: 1) ?? expo.receiptDelaySeconds
-        let inlineKey = ConfigurationKey.expoAccessToken
-        let fileKey = ConfigurationKey.expoAccessTokenFile
+        let receiptDelaySeconds =
+            integer(ConfigurationKey.expoReceiptDelaySeconds, minimum: 1)
+            ?? RelayConfiguration.Expo.defaultReceiptDelaySeconds
+        return expo(app: AppName.default, receiptDelaySeconds: receiptDelaySeconds)
+    }
+
+    /// `[expo]` or `[apps.<app>.expo]`, with the relay's receipt delay (`expo.receipt_delay_seconds`).
+    mutating func expo(app: String, receiptDelaySeconds: Int) -> RelayConfiguration.Expo {
+        var expo = RelayConfiguration.Expo(receiptDelaySeconds: receiptDelaySeconds)
+        expo.endpoint = endpoint(ConfigurationKey.expoEndpoint.inApp(app), default: expo.endpoint)
+        let inlineKey = ConfigurationKey.expoAccessToken.inApp(app)
+        let fileKey = ConfigurationKey.expoAccessTokenFile.inApp(app)
         if isMentioned(inlineKey), isMentioned(fileKey) {
             report(fileKey, "set at most one of \(origin(inlineKey)) and \(origin(fileKey))")
             return expo

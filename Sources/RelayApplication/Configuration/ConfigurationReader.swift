@@ -16,6 +16,9 @@ struct ConfigurationReader {
         self.directory = directory
     }
 
+    /// The apps of `[apps.<name>]` tables and `PUSHRELAY_APPS_*` variables, with the sections each has.
+    var appTables: [String: Set<String>] { source.apps }
+
     /// The name a value came from: its variable when the environment set it, otherwise the key path.
     func origin(_ key: ConfigurationKey) -> String {
         source.settings[key.path]?.origin ?? key.path

@@ -1,3 +1,4 @@
+internal import RelayCore
 internal import TOMLKit
 
 /// The configuration's raw settings: the TOML document with the environment's overrides applied, each value checked
@@ -19,6 +20,9 @@ struct ConfigurationSource {
     /// Key paths whose value was set but rejected.
     private(set) var rejected: Set<String> = []
     private(set) var problems: [ConfigurationError.Problem] = []
+    /// The apps named by `[apps.<name>]` tables or `PUSHRELAY_APPS_*` variables, each with the sections it has
+    /// (`apns`, `fcm`, `expo`), an empty table included.
+    private(set) var apps: [String: Set<String>] = [:]
 
     /// Reads `toml` and then `environment`, whose overrides win.
     ///
@@ -47,6 +51,10 @@ struct ConfigurationSource {
         }
         for name in document.keys.sorted() {
             guard let value = document[name] else { continue }
+            if name == "apps" {
+                readApps(value)
+                continue
+            }
             guard ConfigurationKey.sections.contains(name) else {
                 reportUnknownTopLevel(name, isTable: value.type == .table)
                 continue
@@ -62,10 +70,60 @@ struct ConfigurationSource {
         }
     }
 
-    private mutating func readValue(_ value: any TOMLValueConvertible, section: String, name: String) {
-        let path = "\(section).\(name)"
-        guard let key = ConfigurationKey.byPath[path] else {
-            reportUnknownKey(name, section: section)
+    /// `[apps.<name>.apns]`, `[apps.<name>.fcm]`, `[apps.<name>.expo]`: each app's provider sections.
+    private mutating func readApps(_ value: any TOMLValueConvertible) {
+        guard let table = value.table else {
+            report("apps", "expected a table of apps ([apps.<name>.apns] …), found \(Self.describe(value.type))")
+            return
+        }
+        for app in table.keys.sorted() {
+            guard let appValue = table[app] else { continue }
+            let path = "apps.\(app)"
+            guard AppName.isValid(app) else {
+                report(path, "an app's name must be \(AppName.rule)")
+                continue
+            }
+            guard app != AppName.default else {
+                report(path, "the app named default is configured by the top-level [apns], [fcm] and [expo] sections")
+                continue
+            }
+            guard let sections = appValue.table else {
+                report(path, "expected a table ([\(path).apns] …), found \(Self.describe(appValue.type))")
+                continue
+            }
+            apps[app, default: []] = []
+            for section in sections.keys.sorted() {
+                guard let sectionValue = sections[section] else { continue }
+                guard ConfigurationKey.appSections.contains(section) else {
+                    let allowed = ConfigurationKey.appSections.map { "[\(path).\($0)]" }.joined(separator: ", ")
+                    report("\(path).\(section)", "unknown section; an app has \(allowed)")
+                    continue
+                }
+                guard let keys = sectionValue.table else {
+                    report(
+                        "\(path).\(section)",
+                        "expected a table ([\(path).\(section)]), found \(Self.describe(sectionValue.type))")
+                    continue
+                }
+                apps[app, default: []].insert(section)
+                for keyName in keys.keys.sorted() {
+                    guard let keyValue = keys[keyName] else { continue }
+                    readValue(keyValue, section: section, name: keyName, app: app)
+                }
+            }
+        }
+    }
+
+    private mutating func readValue(
+        _ value: any TOMLValueConvertible,
+        section: String,
+        name: String,
+        app: String? = nil
+    ) {
+        let prefix = app.map { "apps.\($0)." } ?? ""
+        let path = "\(prefix)\(section).\(name)"
+        guard let key = ConfigurationKey.key(forPath: path) else {
+            reportUnknownKey(name, section: section, app: app)
             return
         }
         switch Self.convert(value, to: key.kind) {
@@ -148,13 +206,17 @@ struct ConfigurationSource {
         report(name, message)
     }
 
-    private mutating func reportUnknownKey(_ name: String, section: String) {
-        let path = "\(section).\(name)"
+    private mutating func reportUnknownKey(_ name: String, section: String, app: String? = nil) {
+        let path = (app.map { "apps.\($0)." } ?? "") + "\(section).\(name)"
+        if app != nil, ConfigurationKey.byPath["\(section).\(name)"] != nil {
+            report(path, "is the relay's, not an app's: set it as \(section).\(name)")
+            return
+        }
         let siblings = ConfigurationKey.all.filter { $0.section == section }.map(\.name)
         var message = "unknown key"
         if let suggestion = ConfigurationSuggestion.closest(to: name, among: siblings) {
-            message += "; did you mean \(section).\(suggestion)?"
-        } else if let elsewhere = ConfigurationKey.all.first(where: { $0.name == name }) {
+            message += "; did you mean \(app.map { "apps.\($0)." } ?? "")\(section).\(suggestion)?"
+        } else if app == nil, let elsewhere = ConfigurationKey.all.first(where: { $0.name == name }) {
             message += " in [\(section)]; did you mean \(elsewhere.path)?"
         }
         report(path, message)
@@ -168,7 +230,7 @@ struct ConfigurationSource {
         }.sorted()
         for name in overrides {
             guard let text = environment[name] else { continue }
-            guard let key = ConfigurationKey.byEnvironmentName[name] else {
+            guard let key = ConfigurationKey.key(forEnvironmentName: name) else {
                 var message = "no configuration key has this environment variable"
                 // Compared without the shared prefix, which would otherwise make every name look close.
                 let prefixLength = ConfigurationKey.environmentPrefix.count
@@ -180,6 +242,7 @@ struct ConfigurationSource {
                 report(name, message)
                 continue
             }
+            if let app = key.app { apps[app, default: []].insert(key.section) }
             // The environment wins over the file, whether the file's value was accepted or not.
             rejected.remove(key.path)
             switch ConfigurationValue.reading(environment: text, as: key.kind) {

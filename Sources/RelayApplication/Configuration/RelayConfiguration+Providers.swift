@@ -2,6 +2,40 @@ package import RelayCore
 package import RelayProviders
 
 extension RelayConfiguration {
+    /// One app's credentials: `[apps.<name>.apns]`, `[apps.<name>.fcm]`, `[apps.<name>.expo]`, each optional; for the
+    /// app named `default`, the top-level sections.
+    package struct App: Sendable, Equatable {
+        package var apns: APNs?
+        package var fcm: FCM?
+        /// `nil` when the app has no `[expo]` section of its own (the default app always has Expo).
+        package var expo: Expo?
+
+        package init(apns: APNs? = nil, fcm: FCM? = nil, expo: Expo? = nil) {
+            self.apns = apns
+            self.fcm = fcm
+            self.expo = expo
+        }
+
+        /// The providers this app has credentials for.
+        package var providers: Set<Provider> {
+            var providers: Set<Provider> = []
+            if apns != nil { providers.insert(.apns) }
+            if fcm != nil { providers.insert(.fcm) }
+            if expo != nil { providers.insert(.expo) }
+            return providers
+        }
+    }
+
+    /// Every app by name: ``apps`` and the default app of the top-level sections.
+    package var allApps: [String: App] {
+        var all = apps
+        all[AppName.default] = App(apns: apns, fcm: fcm, expo: expo)
+        return all
+    }
+
+    /// The names of every app, `default` first, then in alphabetical order.
+    package var appNames: [String] { [AppName.default] + apps.keys.sorted() }
+
     /// `[apns]`: token-based APNs credentials; present only when `key_file` is set.
     package struct APNs: Sendable, Equatable {
         /// `team_id`: the Apple Developer team id (the JWT `iss`).

@@ -7,18 +7,32 @@ extension RelayConfiguration {
     /// after sending); listening on 0.0.0.0:8080 over HTTP; store sqlite /var/lib/pushrelay/pushrelay.db; upstream over
     /// nghttp2; audit …`.
     package var summary: String {
+        var providers = Self.credentialSummaries(apns: apns, fcm: fcm)
+        let expoToken = expo.accessToken == nil ? "no access token" : "with access token"
+        providers.append("Expo (\(expoToken); receipts checked \(expo.receiptDelaySeconds) s after sending)")
+        for (name, app) in apps.sorted(by: { $0.key < $1.key }) {
+            providers.append("app \(name): \(Self.appSummary(app))")
+        }
+        let transport = server.usesTLS ? "HTTPS" : "HTTP"
+        return "\(providers.joined(separator: ", ")); listening on \(server.listen) over \(transport); "
+            + "store \(storeSummary); \(upstreamSummary); \(auditSummary)"
+    }
+
+    /// `APNs (production, topic com.example.beta, key ABC123DEFG), FCM (project beta)`: a named app's credentials.
+    package static func appSummary(_ app: App) -> String {
+        var providers = credentialSummaries(apns: app.apns, fcm: app.fcm)
+        if let expo = app.expo { providers.append(expo.accessToken == nil ? "Expo" : "Expo (with access token)") }
+        return providers.isEmpty ? "no credentials" : providers.joined(separator: " ")
+    }
+
+    /// `APNs (production, topic com.example.app, key ABC123DEFG)` and `FCM (project demo)`, for those configured.
+    private static func credentialSummaries(apns: APNs?, fcm: FCM?) -> [String] {
         var providers: [String] = []
         if let apns {
             providers.append("APNs (\(apns.environment.rawValue), topic \(apns.topic), key \(apns.keyID))")
         }
-        if let fcm {
-            providers.append("FCM (project \(fcm.projectID))")
-        }
-        let expoToken = expo.accessToken == nil ? "no access token" : "with access token"
-        providers.append("Expo (\(expoToken); receipts checked \(expo.receiptDelaySeconds) s after sending)")
-        let transport = server.usesTLS ? "HTTPS" : "HTTP"
-        return "\(providers.joined(separator: ", ")); listening on \(server.listen) over \(transport); "
-            + "store \(storeSummary); \(upstreamSummary); \(auditSummary)"
+        if let fcm { providers.append("FCM (project \(fcm.projectID))") }
+        return providers
     }
 
     /// `upstream over nghttp2`, or `upstream over curl through proxy http://***@proxy.example:3128`: the proxy

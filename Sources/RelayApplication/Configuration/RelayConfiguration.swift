@@ -34,6 +34,9 @@ package struct RelayConfiguration: Sendable, Equatable {
     package var fcm: FCM?
     /// `[expo]`: always configured, because Expo needs no credential (the access token is optional).
     package var expo: Expo
+    /// `[apps.<name>]`: the apps beside the default one (whose credentials are ``apns``, ``fcm`` and ``expo``), by
+    /// name.
+    package var apps: [String: App]
     /// `[android]`: Android-specific delivery settings.
     package var android: Android
     /// `[limits]`: the limits new tenants start with.
@@ -52,6 +55,7 @@ package struct RelayConfiguration: Sendable, Equatable {
         apns: APNs? = nil,
         fcm: FCM? = nil,
         expo: Expo = Expo(),
+        apps: [String: App] = [:],
         android: Android = Android(),
         limits: RateLimits = RateLimits(),
         audit: Audit = Audit(),
@@ -64,6 +68,7 @@ package struct RelayConfiguration: Sendable, Equatable {
         self.apns = apns
         self.fcm = fcm
         self.expo = expo
+        self.apps = apps
         self.android = android
         self.limits = limits
         self.audit = audit

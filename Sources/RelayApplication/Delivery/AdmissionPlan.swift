@@ -27,9 +27,10 @@ package enum RequestRefusal: Error, Equatable, Sendable {
 /// tickets, the notifications to send and the relay's own refusals (with their receipts, usage and audit records)
 /// come out. ``Relay`` executes it: write, submit, wait.
 ///
-/// Each notification gets a receipt id; a notification is refused, in this order, when it is a critical alert the
-/// tenant may not send, goes to a provider the tenant may not use, to a provider the relay has no credentials for,
-/// or to a device over its per-minute allowance. The device allowance is asked only for notifications that passed
+/// Each notification gets a receipt id and its app (the message's, or the tenant's default app); a notification is
+/// refused, in this order, when it is a critical alert the tenant may not send, names an app the tenant may not use,
+/// goes to a provider the tenant may not use, to a provider its app has no credentials for, or to a device over its
+/// per-minute allowance. The device allowance is asked only for notifications that passed
 /// the other checks, so a refused notification never uses it up.
 package struct AdmissionPlan: Sendable {
     /// One notification that goes upstream.
@@ -79,6 +80,7 @@ package struct AdmissionPlan: Sendable {
     /// Plans a request the tenant's bucket has admitted.
     ///
     /// - Parameters:
+    ///   - configuredProviders: The providers each app has credentials for, by app.
     ///   - receiptID: makes a new receipt id (time-ordered UUIDs in the relay).
     ///   - fingerprint: the keyed fingerprint of a push's token, which is all that receipts and the audit log keep.
     ///   - allowDevice: takes one notification from a token fingerprint's per-minute allowance; `false` when none
@@ -86,7 +88,7 @@ package struct AdmissionPlan: Sendable {
     package init(
         _ pushes: [ResolvedPush],
         origin: Origin,
-        configuredProviders: Set<Provider>,
+        configuredProviders: [String: Set<Provider>],
         now: Date,
         receiptLifetime: TimeInterval,
         receiptID: () -> String,
@@ -100,12 +102,15 @@ package struct AdmissionPlan: Sendable {
             let id = receiptID()
             let tokenFingerprint = fingerprint(push)
             push.criticalChannel = tenant.criticalChannel
+            push.app = push.message.app ?? tenant.defaultApp
             let refusal: RelayRefusal? =
                 if push.isCritical && !tenant.allowCriticalAlerts {
                     .criticalAlertsNotAllowed
+                } else if !tenant.allows(app: push.app) {
+                    .appNotAllowed
                 } else if !tenant.allows(push.provider) {
                     .providerNotAllowed
-                } else if !configuredProviders.contains(push.provider) {
+                } else if configuredProviders[push.app]?.contains(push.provider) != true {
                     .providerNotConfigured
                 } else if !allowDevice(tokenFingerprint) {
                     .messageRateExceeded
@@ -123,7 +128,8 @@ package struct AdmissionPlan: Sendable {
                     status: .pending,
                     createdAt: now,
                     updatedAt: now,
-                    expiresAt: expires
+                    expiresAt: expires,
+                    app: push.app
                 ),
                 tenantName: tenant.name,
                 requestID: origin.requestID,

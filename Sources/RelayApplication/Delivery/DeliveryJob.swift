@@ -69,7 +69,7 @@ final class DeliveryJob: Sendable {
     /// with the outcomes.
     private let decided: RecordWrites
     private let state: Mutex<State>
-    private let senders: [Provider: any PushSender]
+    private let senders: AppSenders
     private let commits: CommitQueue
     private let journal: JournalSettings
     private let clock: RelayClock
@@ -82,7 +82,7 @@ final class DeliveryJob: Sendable {
     init(
         items: [Item],
         decided: RecordWrites,
-        senders: [Provider: any PushSender],
+        senders: AppSenders,
         commits: CommitQueue,
         journal: JournalSettings,
         clock: RelayClock,
@@ -229,8 +229,16 @@ final class DeliveryJob: Sendable {
     @inline(never)
     private func sends(_ toSend: [Item]) -> [@Sendable () async -> Void] {
         var sends: [@Sendable () async -> Void] = []
-        for (provider, items) in Dictionary(grouping: toSend, by: \.push.provider) {
-            guard let sender = senders[provider] else { continue }
+        for (route, items) in Dictionary(
+            grouping: toSend, by: { SenderRoute(app: $0.push.app, provider: $0.push.provider) })
+        {
+            guard let sender = senders.sender(app: route.app, provider: route.provider) else {
+                // Admitted when its app had these credentials and resumed after a configuration without them:
+                // concluded as a new notification would be, rather than left pending.
+                let report = DeliveryReport(outcome: .refused(.providerNotConfigured, retryAfter: nil), attempts: 0)
+                for item in items { record(item, report) }
+                continue
+            }
             // APNs and FCM by their concrete types, so that each push calls its sender's specialised `send` directly:
             // through the generic conformance below, every push in flight also held the generic entry point's async
             // frame and the witness's (about 1.1 KB; `relay-bench relay`, batched phase, 2,000 in flight).
@@ -250,6 +258,12 @@ final class DeliveryJob: Sendable {
             }
         }
         return sends
+    }
+
+    /// Which sender takes a notification: its app's, for its provider.
+    private struct SenderRoute: Hashable {
+        var app: String
+        var provider: Provider
     }
 
     private func record(_ item: Item, _ report: DeliveryReport) {

@@ -128,7 +128,8 @@ package struct NotificationRecord: Sendable, Equatable {
                 upstreamReason: report?.upstreamReason ?? outcome.upstreamReason,
                 attempts: report?.attempts ?? (isExpoReceipt ? nil : 0),
                 latencyMillis: report.map { Int($0.latency / .milliseconds(1)) } ?? (isExpoReceipt ? nil : 0),
-                detail: detail
+                detail: detail,
+                app: receipt.app == AppName.default ? nil : receipt.app
             )
         )
     }
@@ -141,11 +142,13 @@ package struct NotificationRecord: Sendable, Equatable {
             dimensions: [
                 ("tenant", receipt.tenantID), ("provider", receipt.provider.rawValue),
                 ("outcome", conclusion.metricsLabel),
+                // Bounded: apps come only from the configuration.
+                ("app", receipt.app),
             ]
         ).increment()
     }
 
     private func usageKey(on date: Date) -> UsageKey {
-        UsageKey(tenantID: receipt.tenantID, date: date, provider: receipt.provider)
+        UsageKey(tenantID: receipt.tenantID, date: date, provider: receipt.provider, app: receipt.app)
     }
 }

@@ -18,15 +18,20 @@ package struct RelaySettings: Sendable {
     package var trustedProxies: TrustedProxies
     /// The limits of a tenant created without its own (`[limits]`), for the admin API.
     package var tenantDefaults: RateLimits
+    /// The relay's apps, `default` and each `[apps.<name>]`, with credentials or not: the names a message and a
+    /// tenant may use.
+    package var apps: Set<String>
 
     package init(
         waitDeadline: Duration = .seconds(10),
         receiptLifetime: TimeInterval = 72 * 3600,
         maxBodyBytes: Int = 1 << 20,
         trustedProxies: TrustedProxies = TrustedProxies([]),
-        tenantDefaults: RateLimits = RateLimits()
+        tenantDefaults: RateLimits = RateLimits(),
+        apps: Set<String> = [AppName.default]
     ) {
         self.tenantDefaults = tenantDefaults
+        self.apps = apps
         self.waitDeadline = waitDeadline
         self.receiptLifetime = receiptLifetime
         self.maxBodyBytes = maxBodyBytes
@@ -67,7 +72,10 @@ package final class Relay: Sendable {
     package let queue: DeliveryQueue
     /// Group commit of receipts, usage and audit records; a service that runs with the application.
     package let commits: CommitQueue
-    package let senders: [Provider: any PushSender]
+    /// Every app's senders.
+    package let apps: AppSenders
+    /// The providers each app has credentials for, for admission.
+    private let appProviders: [String: Set<Provider>]
     private let limiters: RateLimiterRegistry
     private let fingerprinter = Mutex<TokenFingerprinter?>(nil)
     package let logger: Logger
@@ -83,9 +91,12 @@ package final class Relay: Sendable {
     ///   - clock: The time of everything the relay does: its queues, authenticator, delivery jobs and maintenance.
     ///   - journal: The delivery journal's key, instance and leases; by default a random key, which a relay over a
     ///     store that outlives it must not use.
+    ///   - senders: The default app's senders.
+    ///   - apps: The other apps' senders, by app.
     package init(
         store: any PushStore,
         senders: [Provider: any PushSender],
+        apps: [String: [Provider: any PushSender]] = [:],
         settings: RelaySettings = .init(),
         queue: DeliveryQueue? = nil,
         commits: CommitQueue? = nil,
@@ -99,7 +110,8 @@ package final class Relay: Sendable {
         // With a lease store (PostgreSQL), tenants' limits hold across every relay on the database; without one, the
         // daily quota starts each tenant's day from the store's usage, so that it holds across a restart.
         self.limiters = RateLimiterRegistry(leases: rateLimitLeases, usage: store)
-        self.senders = senders
+        self.apps = AppSenders(senders, apps: apps)
+        self.appProviders = self.apps.providers
         self.settings = settings
         self.queue = queue ?? DeliveryQueue(clock: clock)
         self.commits = commits ?? CommitQueue(store: store, clock: clock)
@@ -120,8 +132,11 @@ package final class Relay: Sendable {
         }
     }
 
-    /// The providers with credentials.
-    package var configuredProviders: Set<Provider> { Set(senders.keys) }
+    /// The default app's senders.
+    package var senders: [Provider: any PushSender] { apps.byApp[AppName.default] ?? [:] }
+
+    /// The providers with credentials, for any app.
+    package var configuredProviders: Set<Provider> { appProviders.values.reduce(into: []) { $0.formUnion($1) } }
 
     /// When a push request is answered.
     package enum Acceptance: Sendable, Equatable {
@@ -170,7 +185,7 @@ package final class Relay: Sendable {
             pushes,
             origin: AdmissionPlan.Origin(
                 tenant: tenant, keyID: identity.keyID, requestID: request.requestID, client: request.client),
-            configuredProviders: configuredProviders,
+            configuredProviders: appProviders,
             now: date,
             receiptLifetime: settings.receiptLifetime,
             receiptID: { UUID.timeOrdered(at: date).lowercaseString },
@@ -208,7 +223,9 @@ package final class Relay: Sendable {
             for push in pushes {
                 usage.count(
                     UsageCounts(rateLimited: 1, notAdmitted: 1),
-                    for: UsageKey(tenantID: tenant.id, date: date, provider: push.provider)
+                    for: UsageKey(
+                        tenantID: tenant.id, date: date, provider: push.provider,
+                        app: push.message.app ?? tenant.defaultApp)
                 )
             }
             // Counted, not awaited for long: the refusal's audit record is written by the responder.
@@ -239,7 +256,7 @@ package final class Relay: Sendable {
                     deadline: Resumption.deadline(of: $0.push, admittedAt: date, window: journal.resumeWindow))
             },
             decided: plan.writes,
-            senders: senders,
+            senders: apps,
             commits: commits,
             journal: journal,
             clock: clock,

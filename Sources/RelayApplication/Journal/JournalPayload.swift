@@ -40,6 +40,7 @@ package struct JournalPayload: Sendable, Equatable {
                 "expiresAt": .double(receipt.expiresAt.timeIntervalSince1970),
             ]),
             "tenantName": .string(record.tenantName),
+            "app": .string(push.app),
         ]
         if let channel = push.criticalChannel { fields["criticalChannel"] = .string(channel) }
         if let apnsID = push.apnsID { fields["apnsID"] = .string(apnsID.uuidString.lowercased()) }
@@ -72,6 +73,8 @@ package struct JournalPayload: Sendable, Equatable {
                 "the message no longer passes validation: \(issues.map(\.description).joined(separator: "; "))")
         }
         push.criticalChannel = fields["criticalChannel"]?.stringValue
+        // Entries written before there were several apps name none: they were the default app's.
+        push.app = fields["app"]?.stringValue ?? AppName.default
         push.apnsID = fields["apnsID"]?.stringValue.flatMap(UUID.init(uuidString:))
         let createdAt = Date(timeIntervalSince1970: created)
         self.push = push
@@ -86,7 +89,8 @@ package struct JournalPayload: Sendable, Equatable {
                 status: .pending,
                 createdAt: createdAt,
                 updatedAt: createdAt,
-                expiresAt: Date(timeIntervalSince1970: expires)
+                expiresAt: Date(timeIntervalSince1970: expires),
+                app: push.app
             ),
             tenantName: tenantName,
             requestID: fields["requestID"]?.stringValue,

@@ -139,7 +139,7 @@ extension Relay {
                     return item
                 },
                 decided: decided,
-                senders: senders,
+                senders: apps,
                 commits: commits,
                 journal: journal,
                 clock: clock,

@@ -27,6 +27,12 @@ extension Tenant {
                 ?? .null,
         ]
         if let criticalChannel { fields["criticalChannel"] = .string(criticalChannel) }
+        // Left out for a tenant of the default app only, as every tenant was before there were several apps, so that
+        // its snapshots read as they always did.
+        if !hasDefaultApps {
+            fields["apps"] = .array(apps.map(JSONValue.string))
+            fields["defaultApp"] = .string(defaultApp)
+        }
         if let note { fields["note"] = .string(note) }
         if let deletedAt { fields["deletedAt"] = auditTime(deletedAt) }
         return .object(fields)

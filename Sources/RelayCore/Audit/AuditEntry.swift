@@ -32,6 +32,9 @@ package struct AuditEntry: Sendable, Equatable {
     package var after: JSONValue?
     /// Free text such as the paths of validation errors.
     package var detail: String?
+    /// A push's app (`[apps.<name>]`); absent for the default app, as for every record written before there were
+    /// several apps.
+    package var app: String?
 
     /// The time at millisecond precision.
     package var time: Date {
@@ -57,7 +60,8 @@ package struct AuditEntry: Sendable, Equatable {
         actor: String? = nil,
         before: JSONValue? = nil,
         after: JSONValue? = nil,
-        detail: String? = nil
+        detail: String? = nil,
+        app: String? = nil
     ) {
         self.timeMillis = timeMillis
         self.event = event
@@ -77,5 +81,6 @@ package struct AuditEntry: Sendable, Equatable {
         self.before = before
         self.after = after
         self.detail = detail
+        self.app = app
     }
 }

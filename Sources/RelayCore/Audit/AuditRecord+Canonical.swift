@@ -3,7 +3,7 @@ extension AuditRecord {
     static let contentFields: Set<String> = [
         "chain", "seq", "time", "event", "tenantID", "keyID", "requestID", "client", "provider", "tokenFingerprint",
         "critical", "outcome", "upstreamStatus", "upstreamReason", "attempts", "latencyMillis", "actor", "before",
-        "after", "detail",
+        "after", "detail", "app",
     ]
 
     /// The record without its link, as a JSON object with absent fields left out and the time in milliseconds.
@@ -31,6 +31,7 @@ extension AuditRecord {
         if let before = entry.before { fields["before"] = before }
         if let after = entry.after { fields["after"] = after }
         put("detail", entry.detail)
+        put("app", entry.app)
         return fields
     }
 

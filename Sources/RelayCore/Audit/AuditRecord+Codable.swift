@@ -41,7 +41,8 @@ extension AuditRecord: Codable, AuditJSONCoded {
             actor: try reader.optionalString("actor"),
             before: reader.optionalJSON("before"),
             after: reader.optionalJSON("after"),
-            detail: try reader.optionalString("detail")
+            detail: try reader.optionalString("detail"),
+            app: try reader.optionalString("app")
         )
         self.init(
             chain: chain,

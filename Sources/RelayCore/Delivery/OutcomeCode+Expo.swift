@@ -17,7 +17,7 @@ extension OutcomeCode {
             "InvalidCredentials"
         case .providerUnavailable:
             "ProviderError"
-        case .invalidArgument, .criticalAlertsNotAllowed, .unrecognized:
+        case .invalidArgument, .criticalAlertsNotAllowed, .appNotAllowed, .unrecognized:
             // The request itself is at fault.
             "DeveloperError"
         }

@@ -23,12 +23,15 @@ package enum OutcomeCode: Sendable, Hashable {
     case criticalAlertsNotAllowed
     /// The relay has no credentials for the provider, or the tenant may not use it.
     case providerNotConfigured
+    /// The tenant may not send for the app the message names.
+    case appNotAllowed
     case unrecognized(String)
 
     /// Every code this build writes.
     package static let known: [OutcomeCode] = [
         .deviceNotRegistered, .invalidToken, .messageTooBig, .invalidArgument, .messageRateExceeded,
         .providerConfigurationError, .providerUnavailable, .criticalAlertsNotAllowed, .providerNotConfigured,
+        .appNotAllowed,
     ]
 
     /// Reads a code as tickets, receipts and the store spell it.
@@ -48,6 +51,7 @@ package enum OutcomeCode: Sendable, Hashable {
         case .providerUnavailable: "ProviderUnavailable"
         case .criticalAlertsNotAllowed: "CriticalAlertsNotAllowed"
         case .providerNotConfigured: "ProviderNotConfigured"
+        case .appNotAllowed: "AppNotAllowed"
         case .unrecognized(let text): text
         }
     }
@@ -62,7 +66,7 @@ package enum OutcomeCode: Sendable, Hashable {
         case .messageRateExceeded: .rateLimited
         case .providerUnavailable: .failed
         case .messageTooBig, .invalidArgument, .providerConfigurationError, .criticalAlertsNotAllowed,
-            .providerNotConfigured, .unrecognized:
+            .providerNotConfigured, .appNotAllowed, .unrecognized:
             .rejected
         }
     }

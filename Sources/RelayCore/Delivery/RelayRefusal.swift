@@ -6,6 +6,8 @@ package enum RelayRefusal: String, Sendable, CaseIterable {
     /// The operator allows this tenant other providers only; the code is ProviderNotConfigured, as for the
     /// relay as a whole, so callers need to handle one code.
     case providerNotAllowed = "ProviderNotAllowed"
+    /// The message names an app the operator does not allow this tenant.
+    case appNotAllowed = "AppNotAllowed"
     /// The relay began shutting down after admitting the notification and before sending it.
     case shuttingDown = "ShuttingDown"
 
@@ -15,6 +17,7 @@ package enum RelayRefusal: String, Sendable, CaseIterable {
         case .criticalAlertsNotAllowed: .criticalAlertsNotAllowed
         case .providerNotConfigured, .providerNotAllowed: .providerNotConfigured
         case .messageRateExceeded: .messageRateExceeded
+        case .appNotAllowed: .appNotAllowed
         case .shuttingDown: .providerUnavailable
         }
     }
@@ -26,6 +29,8 @@ package enum RelayRefusal: String, Sendable, CaseIterable {
         case .criticalAlertsNotAllowed:
             "This tenant may not send critical alerts; nothing was sent. Ask the relay's operator to allow them."
         case .providerNotConfigured: "The relay has no credentials for this provider; nothing was sent."
+        case .appNotAllowed:
+            "This tenant may not send for this app; nothing was sent. Ask the relay's operator to allow it."
         case .messageRateExceeded: "Too many notifications to this device token in the last minute; nothing was sent."
         case .shuttingDown: "The relay was shutting down; nothing was sent. Try again."
         }

@@ -29,6 +29,8 @@ package struct PushMessage: Sendable, Equatable {
     package var icon: String?
     package var pushType: APNsPushType?
     package var apnsEnvironment: APNsEnvironment?
+    /// The app this message is for (`[apps.<name>]`, or `default`); `nil` takes the tenant's default app.
+    package var app: String?
 
     package init(
         to: [String],

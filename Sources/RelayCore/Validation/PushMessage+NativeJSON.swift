@@ -41,6 +41,7 @@ extension PushMessage {
         set("icon", icon.map(JSONValue.string))
         set("pushType", pushType.map { .string($0.rawValue) })
         set("apnsEnvironment", apnsEnvironment.map { .string($0.rawValue) })
+        set("app", app.map(JSONValue.string))
         return .object(fields)
     }
 }

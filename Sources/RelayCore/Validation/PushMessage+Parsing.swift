@@ -3,7 +3,7 @@ extension PushMessage {
     package static let fieldNames: Set<String> = [
         "to", "provider", "title", "subtitle", "body", "data", "sound", "badge", "priority", "ttl", "expiration",
         "collapseId", "threadId", "categoryId", "channelId", "mutableContent", "contentAvailable",
-        "interruptionLevel", "isCriticalAlert", "image", "icon", "pushType", "apnsEnvironment",
+        "interruptionLevel", "isCriticalAlert", "image", "icon", "pushType", "apnsEnvironment", "app",
     ]
 
     static let soundFieldNames: Set<String> = ["critical", "name", "volume"]
@@ -46,6 +46,13 @@ extension PushMessage {
         message.icon = reader.string("icon")
         message.pushType = reader.enumeration("pushType", APNsPushType.self)
         message.apnsEnvironment = reader.enumeration("apnsEnvironment", APNsEnvironment.self)
+        if let app = reader.string("app") {
+            if AppName.isValid(app) {
+                message.app = app
+            } else {
+                reader.issues.append(ValidationIssue(path.appending("app"), "must be an app's name, \(AppName.rule)"))
+            }
+        }
 
         let typeIssues = reader.issues
         issues += typeIssues

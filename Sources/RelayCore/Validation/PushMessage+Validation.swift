@@ -168,11 +168,15 @@ package struct ResolvedPush: Sendable, Equatable {
     /// of this send (``RetryPolicy/deadline(start:ttl:expiration:date:)``). Set for a push resumed from the delivery
     /// journal, so that a relay that restarts, or takes over another's journal, does not give it a new retry window.
     package var sendDeadline: Date?
+    /// The app whose credentials send it: the message's `app`, or, once the relay admits it, the tenant's default
+    /// app (``AppName/default`` until then).
+    package var app: String
 
     fileprivate init(message: PushMessage, token: String, provider: Provider) {
         self.message = message
         self.token = token
         self.provider = provider
+        self.app = message.app ?? AppName.default
         self.isCritical = message.isCritical
         self.pushType = message.effectivePushType
     }

@@ -12,19 +12,24 @@ package struct PushRequest: Sendable, Equatable {
 
     /// Parses and validates a request body.
     ///
+    /// - Parameter apps: The relay's apps; a message naming another `app` is refused (`messages[i].app`). `nil`
+    ///   checks only the name's form.
     /// - Throws: ``ValidationFailure`` with every problem of the request, each with its path.
-    package static func parse(_ body: some DataProtocol) throws(ValidationFailure) -> PushRequest {
+    package static func parse(
+        _ body: some DataProtocol,
+        apps: Set<String>? = nil
+    ) throws(ValidationFailure) -> PushRequest {
         let json: JSONValue
         do {
             json = try JSONValue.parse(body)
         } catch {
             throw ValidationFailure(notJSON: error)
         }
-        return try parse(json)
+        return try parse(json, apps: apps)
     }
 
-    /// Parses and validates a request already decoded as JSON.
-    package static func parse(_ json: JSONValue) throws(ValidationFailure) -> PushRequest {
+    /// Parses and validates a request already decoded as JSON; `apps` as for the body's `parse`.
+    package static func parse(_ json: JSONValue, apps: Set<String>? = nil) throws(ValidationFailure) -> PushRequest {
         guard case .object(let object) = json else {
             throw ValidationFailure(issues: [
                 ValidationIssue(path: "", message: "the request body must be an object {\"messages\": […]}")
@@ -46,7 +51,12 @@ package struct PushRequest: Sendable, Equatable {
         var omitted = 0
         for (index, element) in elements.enumerated() {
             if let message = PushMessage.parse(element, at: path.appending(index), issues: &issues) {
-                messages.append(message)
+                if let app = message.message.app, let apps, !apps.contains(app) {
+                    issues.append(
+                        ValidationIssue(path.appending(index).appending("app"), "is not an app of this relay"))
+                } else {
+                    messages.append(message)
+                }
             }
             ValidationFailure.trim(&issues, omitted: &omitted)
         }

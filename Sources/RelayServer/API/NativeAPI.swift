@@ -23,7 +23,7 @@ struct NativeAPI: Sendable {
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let parsed: PushRequest
         do {
-            parsed = try PushRequest.parse(json)
+            parsed = try PushRequest.parse(json, apps: relay.settings.apps)
         } catch {
             throw RelayHTTPError(validation: error)
         }
@@ -70,7 +70,7 @@ extension Receipt {
     var nativeJSON: JSONValue {
         var fields: [String: JSONValue] = [
             "status": .string(status.rawValue), "provider": .string(provider.rawValue),
-            "critical": .bool(isCritical), "updatedAt": .string(updatedAt.formatted(.iso8601)),
+            "critical": .bool(isCritical), "updatedAt": .string(updatedAt.formatted(.iso8601)), "app": .string(app),
         ]
         if let providerMessageID { fields["providerMessageId"] = .string(providerMessageID) }
         if status == .error {

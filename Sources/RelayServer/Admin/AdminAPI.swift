@@ -82,7 +82,8 @@ struct AdminAPI: Sendable {
             logger: context.logger
         )
         return TenantAdministration(
-            store: relay.store, audit: sink, tenantDefaults: relay.settings.tenantDefaults, now: now)
+            store: relay.store, audit: sink, tenantDefaults: relay.settings.tenantDefaults,
+            configuredApps: relay.settings.apps, now: now)
     }
 
     /// How the audit log names an operator.

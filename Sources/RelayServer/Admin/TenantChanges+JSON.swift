@@ -11,7 +11,7 @@ import RelayStore
 extension TenantChanges {
     static let creationFields: Set<String> = [
         "name", "rate", "burst", "dailyQuota", "perDevicePerMinute", "allowCriticalAlerts", "allowedProviders",
-        "criticalChannel", "note",
+        "criticalChannel", "apps", "defaultApp", "note",
     ]
     static let updateFields = creationFields.union(["disabled"])
 
@@ -34,6 +34,8 @@ extension TenantChanges {
         changes.allowCriticalAlerts = reader.bool(.allowCriticalAlerts)
         changes.allowedProviders = reader.providers()
         changes.criticalChannel = reader.clearableString(.criticalChannel, TenantRules.problem(criticalChannel:))
+        changes.apps = reader.apps()
+        changes.defaultApp = reader.string(.defaultApp, TenantRules.problem(appName:))
         changes.note = reader.clearableString(.note, TenantRules.problem(note:))
         if !creating { changes.disabled = reader.bool(.disabled) }
         guard reader.issues.isEmpty else { throw RelayHTTPError(validation: ValidationFailure(issues: reader.issues)) }
@@ -123,6 +125,40 @@ extension TenantChanges {
                     .allowedProviders,
                     "must be null (every provider) or an array of provider names, not \(other.typeName)")
                 return .none
+            }
+        }
+
+        /// `apps`: an array of app names.
+        mutating func apps() -> [String]? {
+            switch object["apps"] {
+            case nil: return nil
+            case .array(let elements)?:
+                var apps: [String] = []
+                for (index, element) in elements.enumerated() {
+                    let path = JSONPath("apps").appending(index).description
+                    guard let name = element.stringValue else {
+                        issues.append(ValidationIssue(path: path, message: "must be a string, not \(element.typeName)"))
+                        continue
+                    }
+                    apps.append(name)
+                }
+                guard apps.count == elements.count else { return nil }
+                // The names' rules are the list's, named `apps` as the command line's `--allow-app` is.
+                return checked(.apps, apps, TenantRules.problem(apps:))
+            case let other?:
+                fail(.apps, "must be an array of app names, not \(other.typeName)")
+                return nil
+            }
+        }
+
+        /// A string field that cannot be cleared.
+        mutating func string(_ field: TenantRules.Field, _ problem: (String) -> String?) -> String? {
+            switch object[field.rawValue] {
+            case nil: return nil
+            case .string(let text)?: return checked(field, text, problem)
+            case let other?:
+                fail(field, "must be a string, not \(other.typeName)")
+                return nil
             }
         }
 

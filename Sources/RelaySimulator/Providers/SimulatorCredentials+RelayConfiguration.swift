@@ -9,7 +9,24 @@ extension SimulatorCredentials {
         [upstream]
         ca_file = \(Self.tomlString(caFile))\(transport.map { "\ntransport = \(Self.tomlString($0))" } ?? "")
 
-        [apns]
+        """ + credentialSections(prefix: "", files: files, endpoint: endpoint) + """
+            [expo]
+            endpoint = \(Self.tomlString(endpoint))
+
+            """
+    }
+
+    /// The sections of an app beside the default one, `[apps.<app>.apns]` and `[apps.<app>.fcm]`, that point it at a
+    /// simulator using these credentials (APNs in the sandbox environment); the `[upstream]` section must trust that
+    /// simulator's CA too.
+    package func appRelayConfiguration(app: String, files: Files, endpoint: String) -> String {
+        credentialSections(prefix: "apps.\(app).", files: files, endpoint: endpoint)
+    }
+
+    /// `[<prefix>apns]` and `[<prefix>fcm]` with these credentials, sending to `endpoint` (APNs in the sandbox).
+    private func credentialSections(prefix: String, files: Files, endpoint: String) -> String {
+        """
+        [\(prefix)apns]
         team_id = \(Self.tomlString(apnsTeamID))
         key_id = \(Self.tomlString(apnsKeyID))
         key_file = \(Self.tomlString(files.apnsKey))
@@ -18,14 +35,21 @@ extension SimulatorCredentials {
         endpoint = \(Self.tomlString(endpoint))
         sandbox_endpoint = \(Self.tomlString(endpoint))
 
-        [fcm]
+        [\(prefix)fcm]
         service_account_file = \(Self.tomlString(files.serviceAccount))
         endpoint = \(Self.tomlString(endpoint))
 
-        [expo]
-        endpoint = \(Self.tomlString(endpoint))
-
         """
+    }
+
+    /// Demo credentials of a second app, `beta`: another APNs key and bundle id, another FCM project and account.
+    package static func beta() throws -> SimulatorCredentials {
+        try SimulatorCredentials(
+            apnsKeyID: "BETAKEY002",
+            apnsBundleID: "com.example.oncall.beta",
+            fcmProjectID: "beta-project",
+            fcmClientEmail: "relay@beta-project.iam.gserviceaccount.com"
+        )
     }
 
     /// A TOML basic string.

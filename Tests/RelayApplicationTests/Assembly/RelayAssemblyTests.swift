@@ -125,11 +125,13 @@ struct RelayAssemblyTests {
             (relay.senders[.expo] as? ExpoSender)?.retries.policy.window,
         ]
         #expect(windows == Array(repeating: .seconds(45), count: 3))
-        #expect(Set(assembly.clients.keys) == [.apns, .fcm, .expo])
-        for (provider, client) in assembly.clients {
-            #expect(client.configuration.caFile == simulator.caFilePath, "\(provider)")
-            #expect(client.configuration.maxConnections == 3, "\(provider)")
-            #expect(client.configuration.requestTimeout == .milliseconds(15_000), "\(provider)")
+        #expect(assembly.clients.map(\.provider).sorted { $0.rawValue < $1.rawValue } == [.apns, .expo, .fcm])
+        #expect(assembly.clients.allSatisfy { $0.app == "default" })
+        for entry in assembly.clients {
+            let client = entry.client
+            #expect(client.configuration.caFile == simulator.caFilePath, "\(entry.provider)")
+            #expect(client.configuration.maxConnections == 3, "\(entry.provider)")
+            #expect(client.configuration.requestTimeout == .milliseconds(15_000), "\(entry.provider)")
         }
 
         // The settings.

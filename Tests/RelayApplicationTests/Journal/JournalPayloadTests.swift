@@ -45,6 +45,31 @@ import Testing
         #expect(!payload.encoded().windowsContain(Array(tokens[0].utf8)), "another token of the message is not kept")
     }
 
+    /// A notification's app, the message's or the tenant's default one the relay chose, survives the journal: a
+    /// resumed notification goes with the credentials it was admitted for.
+    @Test func theAppReadsBackWhetherTheMessageNamedItOrNot() throws {
+        let token = String(repeating: "ab", count: 32)
+        let created = Date(timeIntervalSince1970: 1_800_000_000)
+        for (json, app) in [
+            (#"{"to":"\#(token)","title":"named","app":"beta"}"#, "beta"),
+            (#"{"to":"\#(token)","title":"tenant's default"}"#, "white-label"),
+        ] {
+            var push = try #require(try Self.push(json).first)
+            push.app = app
+            let record = NotificationRecord(
+                receipt: Receipt(
+                    id: "0196f3a2-7c1e-7d43-9a0b-8a3b8f1f2c12", tenantID: "tenant-1", keyID: "key-1", provider: .apns,
+                    tokenFingerprint: "fp", isCritical: false, status: .pending, createdAt: created,
+                    updatedAt: created, expiresAt: created.addingTimeInterval(3600), app: app
+                ),
+                tenantName: "acme"
+            )
+            let read = try JournalPayload(decoding: JournalPayload(push: push, record: record).encoded())
+            #expect(read.push.app == app)
+            #expect(read.record.receipt.app == app)
+        }
+    }
+
     @Test func aDamagedPayloadIsAnErrorThatQuotesNothing() {
         #expect(throws: JournalPayloadError("not a JSON object")) { try JournalPayload(decoding: Array("[1]".utf8)) }
         #expect(throws: JournalPayloadError("unknown format")) { try JournalPayload(decoding: Array(#"{"v":9}"#.utf8)) }

@@ -32,6 +32,27 @@ import Testing
         #expect(Set(try failure(body).issues.map(\.path)) == ["extra", "messages[0].to[0]", "messages[1].badge"])
     }
 
+    @Test func aMessageMayNameOneOfTheRelaysApps() throws {
+        let apps: Set<String> = ["default", "beta"]
+        let body = #"{"messages":[{"to":"\#(apnsToken)","app":"beta"},{"to":"\#(fcmToken)"}]}"#
+        let request = try PushRequest.parse(Array(body.utf8), apps: apps)
+        #expect(request.pushes.map(\.app) == ["beta", "default"], "no app: the default until the tenant's is known")
+        #expect(request.pushes.map(\.message.app) == ["beta", nil])
+        // Written back as the native API reads it (the delivery journal keeps messages so).
+        #expect(request.pushes[0].message.nativeJSON.objectValue?["app"] == .string("beta"))
+
+        let unknown = #"{"messages":[{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)","app":"gamma"}]}"#
+        let issues = try #require(throws: ValidationFailure.self) {
+            try PushRequest.parse(Array(unknown.utf8), apps: apps)
+        }
+        .issues
+        #expect(issues.map(\.path) == ["messages[1].app"])
+        #expect(issues.first?.message == "is not an app of this relay")
+
+        let malformed = #"{"messages":[{"to":"\#(apnsToken)","app":"Beta!"},{"to":"\#(apnsToken)","app":7}]}"#
+        #expect(Set(try failure(malformed).issues.map(\.path)) == ["messages[0].app", "messages[1].app"])
+    }
+
     @Test func bodyThatIsNotJSONIsRefused() throws {
         let issues = try failure("{not json").issues
         #expect(issues.map(\.path) == [""])

@@ -147,9 +147,9 @@ final class DyingStore: PushStore {
         try alive()
         return try await base.pendingReceipt(expoTicketID: expoTicketID)
     }
-    func pendingExpoTickets(sentBefore: Date, limit: Int) async throws -> [String] {
+    func pendingExpoTickets(sentBefore: Date, limit: Int, app: String?) async throws -> [String] {
         try alive()
-        return try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit)
+        return try await base.pendingExpoTickets(sentBefore: sentBefore, limit: limit, app: app)
     }
     func pruneReceipts(now: Date) async throws -> Int {
         try alive()
