@@ -410,13 +410,16 @@ final class CurlOwner {
             detach(transfer)
             finish(transfer, with: .failure(late))
         }
-        for event in shared.ownerExiting() {
+        let (lateEvents, waiters) = shared.ownerExiting()
+        for event in lateEvents {
             if case .submit(_, _, _, let continuation) = event { continuation.resume(throwing: late) }
         }
         for easy in spareHandles { curl_easy_cleanup(easy) }
         spareHandles.removeAll()
         curl_multi_cleanup(multi)
         publishStatistics()
+        // Last: `shutdown()` returns with the connections closed and their counters published.
+        for waiter in waiters { waiter.resume() }
     }
 }
 

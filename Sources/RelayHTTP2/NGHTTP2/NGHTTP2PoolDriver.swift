@@ -428,9 +428,11 @@ final class NGHTTP2PoolDriver {
         }
         connections.removeAll()
         deliverCompletions()
-        for event in shared.ownerExiting() {
+        let (lateEvents, waiters) = shared.ownerExiting()
+        for event in lateEvents {
             if case .submit(_, _, _, let continuation) = event { continuation.resume(throwing: late) }
         }
+        for waiter in waiters { waiter.resume() }
     }
 }
 
