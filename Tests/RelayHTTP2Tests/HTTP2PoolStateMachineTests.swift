@@ -263,6 +263,26 @@ import Testing
         #expect(pool.queuedCount == 0 && pool.inFlightCount == 0)
     }
 
+    /// A response that outgrows the limit resets its stream once; the caller's cancellation, the deadline and the
+    /// stream's close arriving before that reset went out (the same loop turn) reset nothing more (issue 16, risk 1).
+    @Test func aTooLargeResponseResetsItsStreamOnce() {
+        var pool = ready(limit: 1, maxConnections: 1)
+        #expect(pool.requestSubmitted(2, deadline: t0 + .seconds(1), now: t0) == [.startStream(2, 1)])
+        #expect(pool.requestSubmitted(3, deadline: later, now: t0) == [])
+        let actions = pool.responseTooLarge(2, limit: 1_024, now: t0)
+        guard case .cancelStream(2, 1, let error)? = actions.first else {
+            Issue.record("expected request 2's stream reset: \(actions)")
+            return
+        }
+        #expect(error.kind == .responseTooLarge)
+        #expect(actions.dropFirst() == [.startStream(3, 1)], "the freed stream goes to the next request")
+        #expect(pool.requestCancelled(2, now: t0) == [], "the caller's cancel after it resets nothing")
+        #expect(pool.responseTooLarge(2, limit: 1_024, now: t0) == [])
+        #expect(pool.tick(now: t0 + .seconds(1)) == [], "nor does its deadline")
+        #expect(pool.streamEnded(2, .failed(HTTP2Error(.responseTooLarge)), now: t0 + .seconds(1)) == [])
+        #expect(pool.inFlightCount == 1 && pool.queuedCount == 0)
+    }
+
     @Test func anUnansweredPingClosesTheConnectionAsOutcomeUnknown() {
         var pool = ready(limit: 100, maxConnections: 1, pingInterval: .seconds(10))
         _ = pool.requestSubmitted(2, deadline: t0 + .seconds(60), now: t0)

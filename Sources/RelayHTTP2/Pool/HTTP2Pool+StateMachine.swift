@@ -321,6 +321,27 @@ extension HTTP2Pool {
             }
         }
 
+        /// The request's response outgrew `limit` bytes while its stream is open: the stream is reset (once) and the
+        /// request fails. The request ends here, so the caller's cancellation, its deadline or the stream's close
+        /// arriving afterwards (before the reset went out) find nothing left to reset: a request's stream is reset
+        /// at most once.
+        package mutating func responseTooLarge(_ id: RequestID, limit: Int, now: ContinuousClock.Instant) -> [Action] {
+            responseTooLarge(id, limit: limit, at: moment(now))
+        }
+
+        /// ``responseTooLarge(_:limit:now:)`` with an instant the owner converted once per loop turn.
+        mutating func responseTooLarge(_ id: RequestID, limit: Int, at now: Moment) -> [Action] {
+            guard let request = requests[id], case .active(let connectionID) = request.state else { return [] }
+            let tooLarge = HTTP2Error(.responseTooLarge, detail: "the response exceeded \(limit) bytes")
+            var actions: [Action] = [.cancelStream(id, connectionID, tooLarge)]
+            actions += streamRemoved(id, from: connectionID, now: now)
+            forget(id)
+            // Appended in place: `a + b + c` would copy the list once per `+`.
+            actions.append(contentsOf: dispatch(now: now))
+            actions.append(contentsOf: closeIfDrained())
+            return actions
+        }
+
         /// A stream ended; see ``StreamEnd``.
         package mutating func streamEnded(_ id: RequestID, _ end: StreamEnd, now: ContinuousClock.Instant) -> [Action] {
             streamEnded(id, end, at: moment(now))
