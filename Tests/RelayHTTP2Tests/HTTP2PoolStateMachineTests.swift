@@ -342,6 +342,30 @@ import Testing
         #expect(pool.deadlineEntries < 2_000, "\(pool.deadlineEntries) entries for 100,000 finished requests")
     }
 
+    /// A settled connection whose server allows no streams, forever: requests wait, and time out in the queue. What
+    /// they leave behind must not pile up while others still wait (issue 16, risk 2).
+    @Test func theQueueStaysBoundedWhileTheServerAllowsNoStreams() {
+        var pool = ready(limit: 100, maxConnections: 1)
+        #expect(pool.settingsReceived(1, maxConcurrentStreams: 0, now: t0) == [])
+        // One request waits throughout, so the queue never empties (which would clear it).
+        #expect(pool.requestSubmitted(2, deadline: t0 + .seconds(1_000_000), now: t0) == [])
+        var now = t0
+        var timedOut = 0
+        for id in 3...100_002 as ClosedRange<UInt64> {
+            now += .milliseconds(1)
+            #expect(pool.requestSubmitted(id, deadline: now + .milliseconds(10), now: now) == [])
+            timedOut += pool.tick(now: now).count {
+                if case .failRequest(_, let error) = $0 { error.kind == .timeout } else { false }
+            }
+        }
+        #expect(timedOut == 100_000 - 10)
+        #expect(pool.queuedCount == 11)
+        #expect(pool.queueEntries < 200, "\(pool.queueEntries) entries for \(pool.queuedCount) waiting requests")
+        // The waiting ones still go first, in order, once the server allows streams again.
+        let started = pool.settingsReceived(1, maxConcurrentStreams: 100, now: now)
+        #expect(started == ([2] + Array(99_993...100_002)).map { .startStream($0, 1) })
+    }
+
     @Test func theQueueIsBounded() {
         var pool = machine(maxConnections: 1, maxQueued: 2)
         _ = pool.requestSubmitted(1, deadline: later, now: t0)

@@ -714,6 +714,9 @@ extension HTTP2Pool {
         /// Entries in the deadline heap, live or finished (for tests of its bound).
         var deadlineEntries: Int { deadlines.count }
 
+        /// Entries in the queue's storage, waiting or removed (for tests of its bound).
+        var queueEntries: Int { queue.storageCount }
+
         private mutating func forget(_ id: RequestID) {
             if let request = requests.removeValue(forKey: id), request.state == .queued {
                 queue.remove(id)
@@ -806,11 +809,30 @@ struct RequestQueue: Sendable {
         return nil
     }
 
+    /// Entries held, waiting or removed-but-not-yet-skipped (for tests of its bound).
+    var storageCount: Int { storage.count }
+
     /// Removes a queued id (the caller knows it is queued).
+    ///
+    /// The id stays in the storage, marked, until it is reached; but when nothing is reached (a settled connection
+    /// whose server allows 0 streams, for as long as it likes) cancelled and timed-out requests would pile up there.
+    /// So once the marked entries outnumber the waiting ones (and 64), they are dropped in one pass: amortised O(1)
+    /// per removal, and storage bounded by about twice the waiting requests.
     mutating func remove(_ id: HTTP2Pool.RequestID) {
         removed.insert(id)
         count -= 1
-        if count == 0 { removeAll() }
+        if count == 0 {
+            removeAll()
+        } else if removed.count > 64 && removed.count > count {
+            dropRemoved()
+        }
+    }
+
+    private mutating func dropRemoved() {
+        storage.removeFirst(head)
+        head = 0
+        storage.removeAll { removed.contains($0) }
+        removed.removeAll()
     }
 
     mutating func removeAll() {
