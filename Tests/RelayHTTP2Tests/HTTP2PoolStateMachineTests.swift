@@ -149,14 +149,51 @@ import Testing
         _ = pool.connectionEstablished(2, now: t1)
         #expect(
             pool.settingsReceived(2, maxConcurrentStreams: 100, now: t1) == [.startStream(3, 2), .startStream(4, 2)])
-        // Another such request at the same instant keeps the connection opened then; later, an idle one closes at once.
+        // Another such request at the same instant keeps the connection opened then; so does one within the
+        // interval between retirements; after it, an idle one closes at once.
         #expect(pool.requestSubmitted(5, deadline: later, freshConnection: true, now: t1) == [.startStream(5, 2)])
         for id in 3...5 as ClosedRange<UInt64> { _ = pool.streamEnded(id, .answered, now: t1) }
         let t2 = t1 + .milliseconds(10)
+        #expect(pool.requestSubmitted(6, deadline: later, freshConnection: true, now: t2) == [.startStream(6, 2)])
+        _ = pool.streamEnded(6, .answered, now: t2)
+        let t3 = t1 + Machine.Settings.defaultFreshConnectionInterval
         #expect(
-            pool.requestSubmitted(6, deadline: later, freshConnection: true, now: t2) == [
+            pool.requestSubmitted(7, deadline: t3 + .seconds(30), freshConnection: true, now: t3) == [
                 .closeConnection(2, graceful: true), .openConnection(3),
             ])
+    }
+
+    /// A steady stream of requests asking for a fresh connection (every answer `UnrelatedKeyIdInToken`) retires
+    /// connections at most once per `freshConnectionInterval`, not once per request (issue 16, risk 3).
+    @Test func freshConnectionRetirementsAreRateLimited() {
+        var pool = ready(limit: 100, maxConnections: 2)
+        let interval = Machine.Settings.defaultFreshConnectionInterval
+        var now = t0
+        var opened: [ContinuousClock.Instant] = []
+        var closed = 0
+        // 600 such requests, one every 100 ms for a minute, each answered within its step.
+        for id in 2...601 as ClosedRange<UInt64> {
+            now += .milliseconds(100)
+            var actions = pool.requestSubmitted(id, deadline: now + .seconds(30), freshConnection: true, now: now)
+            for case .openConnection(let connection) in actions {
+                opened.append(now)
+                actions += pool.connectionEstablished(connection, now: now)
+                actions += pool.settingsReceived(connection, maxConcurrentStreams: 100, now: now)
+            }
+            closed += actions.count { if case .closeConnection = $0 { true } else { false } }
+            actions += pool.streamEnded(id, .answered, now: now)
+            #expect(actions.contains(.finishRequest(id)), "request \(id) went out: \(actions)")
+        }
+        // Six retirements in a minute: at 100 ms, then every 10 s.
+        #expect(opened.count == 6, "\(opened.count) connections opened")
+        #expect(closed == 6)
+        #expect(zip(opened, opened.dropFirst()).allSatisfy { $0.duration(to: $1) >= interval })
+
+        // The curl backend, whose libcurl opens fresh connections itself, asks the machine the same question.
+        var curl = machine()
+        let instants = [t0, t0 + interval - .milliseconds(1), t0 + interval, t0 + interval]
+        let granted = instants.map { curl.freshConnectionGranted(now: $0) }
+        #expect(granted == [true, false, true, false])
     }
 
     @Test func aResetOrLostConnectionIsOutcomeUnknownNotResent() {
