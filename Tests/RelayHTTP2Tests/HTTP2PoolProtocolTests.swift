@@ -279,6 +279,35 @@ struct HTTP2PoolProtocolTests {
         try await server.shutdown()
     }
 
+    /// A response larger than `maxResponseBytes` fails as `responseTooLarge`, and its stream is reset at most once:
+    /// the pool's state machine decides that reset, outside nghttp2's callbacks, so a stream whose whole (too large)
+    /// response arrived in one read has closed by then and is not reset at all. The connection carries on.
+    @Test(arguments: HTTP2Backend.allCases)
+    func aTooLargeResponseFailsAndResetsItsStreamAtMostOnce(backend: HTTP2Backend) async throws {
+        let server = try await HTTP2TestServer.start { request in
+            guard request.header("x-request") != "0" else { return HTTP2PoolTests.echoResponse(request) }
+            return .respond(HTTP2TestResponse(status: 200, body: [UInt8](repeating: 0x61, count: 4_000)))
+        }
+        let pool = try HTTP2Pool(
+            configuration: .init(
+                backend: backend, maxConnections: 1, caFile: server.caFilePath, maxResponseBytes: 1_000))
+        #expect(try await pool.send(HTTP2PoolTests.request(server, 0)).status == 200)
+        for number in 1...5 {
+            let error = await LiveTransport.failure(pool, HTTP2PoolTests.request(server, number))
+            #expect(error?.kind == .responseTooLarge, "\(String(describing: error))")
+        }
+        #expect(try await pool.send(HTTP2PoolTests.request(server, 0)).status == 200)
+        let sent = pool.statistics.resetsSent
+        let seen = try await LiveTransport.settle(pool, server)
+        #expect(seen.resetsReceived <= 5, "at most one RST_STREAM per too-large response")
+        if backend == .nghttp2 {
+            #expect(sent == seen.resetsReceived, "every reset counted was sent, once")
+            #expect(seen.resetsReceivedAfterResponse == 0, "no reset for a stream whose response had ended")
+        }
+        #expect(seen.connectionsAccepted == 1)
+        try await server.shutdown()
+    }
+
     /// A request whose deadline passes on the wire has its stream reset exactly once.
     @Test(arguments: HTTP2Backend.allCases)
     func timedOutRequestResetsItsStreamOnce(backend: HTTP2Backend) async throws {

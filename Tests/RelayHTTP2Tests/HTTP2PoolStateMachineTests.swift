@@ -149,14 +149,51 @@ import Testing
         _ = pool.connectionEstablished(2, now: t1)
         #expect(
             pool.settingsReceived(2, maxConcurrentStreams: 100, now: t1) == [.startStream(3, 2), .startStream(4, 2)])
-        // Another such request at the same instant keeps the connection opened then; later, an idle one closes at once.
+        // Another such request at the same instant keeps the connection opened then; so does one within the
+        // interval between retirements; after it, an idle one closes at once.
         #expect(pool.requestSubmitted(5, deadline: later, freshConnection: true, now: t1) == [.startStream(5, 2)])
         for id in 3...5 as ClosedRange<UInt64> { _ = pool.streamEnded(id, .answered, now: t1) }
         let t2 = t1 + .milliseconds(10)
+        #expect(pool.requestSubmitted(6, deadline: later, freshConnection: true, now: t2) == [.startStream(6, 2)])
+        _ = pool.streamEnded(6, .answered, now: t2)
+        let t3 = t1 + Machine.Settings.defaultFreshConnectionInterval
         #expect(
-            pool.requestSubmitted(6, deadline: later, freshConnection: true, now: t2) == [
+            pool.requestSubmitted(7, deadline: t3 + .seconds(30), freshConnection: true, now: t3) == [
                 .closeConnection(2, graceful: true), .openConnection(3),
             ])
+    }
+
+    /// A steady stream of requests asking for a fresh connection (every answer `UnrelatedKeyIdInToken`) retires
+    /// connections at most once per `freshConnectionInterval`, not once per request (issue 16, risk 3).
+    @Test func freshConnectionRetirementsAreRateLimited() {
+        var pool = ready(limit: 100, maxConnections: 2)
+        let interval = Machine.Settings.defaultFreshConnectionInterval
+        var now = t0
+        var opened: [ContinuousClock.Instant] = []
+        var closed = 0
+        // 600 such requests, one every 100 ms for a minute, each answered within its step.
+        for id in 2...601 as ClosedRange<UInt64> {
+            now += .milliseconds(100)
+            var actions = pool.requestSubmitted(id, deadline: now + .seconds(30), freshConnection: true, now: now)
+            for case .openConnection(let connection) in actions {
+                opened.append(now)
+                actions += pool.connectionEstablished(connection, now: now)
+                actions += pool.settingsReceived(connection, maxConcurrentStreams: 100, now: now)
+            }
+            closed += actions.count { if case .closeConnection = $0 { true } else { false } }
+            actions += pool.streamEnded(id, .answered, now: now)
+            #expect(actions.contains(.finishRequest(id)), "request \(id) went out: \(actions)")
+        }
+        // Six retirements in a minute: at 100 ms, then every 10 s.
+        #expect(opened.count == 6, "\(opened.count) connections opened")
+        #expect(closed == 6)
+        #expect(zip(opened, opened.dropFirst()).allSatisfy { $0.duration(to: $1) >= interval })
+
+        // The curl backend, whose libcurl opens fresh connections itself, asks the machine the same question.
+        var curl = machine()
+        let instants = [t0, t0 + interval - .milliseconds(1), t0 + interval, t0 + interval]
+        let granted = instants.map { curl.freshConnectionGranted(now: $0) }
+        #expect(granted == [true, false, true, false])
     }
 
     @Test func aResetOrLostConnectionIsOutcomeUnknownNotResent() {
@@ -263,6 +300,26 @@ import Testing
         #expect(pool.queuedCount == 0 && pool.inFlightCount == 0)
     }
 
+    /// A response that outgrows the limit resets its stream once; the caller's cancellation, the deadline and the
+    /// stream's close arriving before that reset went out (the same loop turn) reset nothing more (issue 16, risk 1).
+    @Test func aTooLargeResponseResetsItsStreamOnce() {
+        var pool = ready(limit: 1, maxConnections: 1)
+        #expect(pool.requestSubmitted(2, deadline: t0 + .seconds(1), now: t0) == [.startStream(2, 1)])
+        #expect(pool.requestSubmitted(3, deadline: later, now: t0) == [])
+        let actions = pool.responseTooLarge(2, limit: 1_024, now: t0)
+        guard case .cancelStream(2, 1, let error)? = actions.first else {
+            Issue.record("expected request 2's stream reset: \(actions)")
+            return
+        }
+        #expect(error.kind == .responseTooLarge)
+        #expect(actions.dropFirst() == [.startStream(3, 1)], "the freed stream goes to the next request")
+        #expect(pool.requestCancelled(2, now: t0) == [], "the caller's cancel after it resets nothing")
+        #expect(pool.responseTooLarge(2, limit: 1_024, now: t0) == [])
+        #expect(pool.tick(now: t0 + .seconds(1)) == [], "nor does its deadline")
+        #expect(pool.streamEnded(2, .failed(HTTP2Error(.responseTooLarge)), now: t0 + .seconds(1)) == [])
+        #expect(pool.inFlightCount == 1 && pool.queuedCount == 0)
+    }
+
     @Test func anUnansweredPingClosesTheConnectionAsOutcomeUnknown() {
         var pool = ready(limit: 100, maxConnections: 1, pingInterval: .seconds(10))
         _ = pool.requestSubmitted(2, deadline: t0 + .seconds(60), now: t0)
@@ -320,6 +377,30 @@ import Testing
             #expect(pool.streamEnded(id, .answered, now: t0) == [.finishRequest(id)])
         }
         #expect(pool.deadlineEntries < 2_000, "\(pool.deadlineEntries) entries for 100,000 finished requests")
+    }
+
+    /// A settled connection whose server allows no streams, forever: requests wait, and time out in the queue. What
+    /// they leave behind must not pile up while others still wait (issue 16, risk 2).
+    @Test func theQueueStaysBoundedWhileTheServerAllowsNoStreams() {
+        var pool = ready(limit: 100, maxConnections: 1)
+        #expect(pool.settingsReceived(1, maxConcurrentStreams: 0, now: t0) == [])
+        // One request waits throughout, so the queue never empties (which would clear it).
+        #expect(pool.requestSubmitted(2, deadline: t0 + .seconds(1_000_000), now: t0) == [])
+        var now = t0
+        var timedOut = 0
+        for id in 3...100_002 as ClosedRange<UInt64> {
+            now += .milliseconds(1)
+            #expect(pool.requestSubmitted(id, deadline: now + .milliseconds(10), now: now) == [])
+            timedOut += pool.tick(now: now).count {
+                if case .failRequest(_, let error) = $0 { error.kind == .timeout } else { false }
+            }
+        }
+        #expect(timedOut == 100_000 - 10)
+        #expect(pool.queuedCount == 11)
+        #expect(pool.queueEntries < 200, "\(pool.queueEntries) entries for \(pool.queuedCount) waiting requests")
+        // The waiting ones still go first, in order, once the server allows streams again.
+        let started = pool.settingsReceived(1, maxConcurrentStreams: 100, now: now)
+        #expect(started == ([2] + Array(99_993...100_002)).map { .startStream($0, 1) })
     }
 
     @Test func theQueueIsBounded() {

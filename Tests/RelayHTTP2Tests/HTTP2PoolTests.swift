@@ -425,6 +425,25 @@ struct HTTP2PoolTests {
         try await server.shutdown()
     }
 
+    /// Once ``HTTP2Pool/shutdown(gracePeriod:)`` has returned, a send is refused at once with `shuttingDown`: the
+    /// inbox refuses submissions before the shutdown's waiter is resumed, so no late send is taken by an owner that
+    /// is leaving and left to its (here hour-long) timeout.
+    @Test(arguments: HTTP2Backend.allCases)
+    func aSendAfterShutdownReturnedIsRefusedAtOnce(backend: HTTP2Backend) async throws {
+        let server = try await HTTP2TestServer.start(handler: Self.echo)
+        for round in 0..<20 {
+            let pool = try Self.pool(for: server, backend: backend, requestTimeout: .seconds(3_600))
+            // Half the pools have a connection to close, half close with nothing done.
+            if round % 2 == 0 { #expect(try await pool.send(Self.request(server, round)).status == 200) }
+            await pool.shutdown()
+            let before = pool.statistics
+            let error = await LiveTransport.failure(pool, Self.request(server, 1_000 + round))
+            #expect(error?.kind == .shuttingDown, "\(String(describing: error))")
+            #expect(pool.statistics == before, "the refused send never reached the owner")
+        }
+        try await server.shutdown()
+    }
+
     /// A timeout of centuries is no timeout, not an overflow that fails the request at once.
     @Test(arguments: HTTP2Backend.allCases)
     func anEnormousTimeoutDoesNotOverflow(backend: HTTP2Backend) async throws {

@@ -108,7 +108,7 @@ final class CurlOwner {
         switch event {
         case .submit(let id, let request, let timeout, let continuation):
             let deadline = now + timeout
-            transfers[id] = CurlTransfer(
+            let transfer = CurlTransfer(
                 id: id,
                 request: request,
                 continuation: continuation,
@@ -116,7 +116,10 @@ final class CurlOwner {
                 deadline: deadline,
                 maxResponseBytes: configuration.maxResponseBytes
             )
-            // libcurl opens a fresh connection itself (CURLOPT_FRESH_CONNECT): the machine's one connection stays.
+            // libcurl opens a fresh connection itself (CURLOPT_FRESH_CONNECT): the machine's one connection stays,
+            // and the machine only limits how often (a steady stream of such requests must not churn connections).
+            transfer.freshConnection = request.freshConnection && machine.freshConnectionGranted(now: now)
+            transfers[id] = transfer
             perform(machine.requestSubmitted(id, deadline: deadline, now: now))
         case .cancel(let id):
             perform(machine.requestCancelled(id, now: now))
@@ -246,7 +249,7 @@ final class CurlOwner {
 
         check(relay_curl_easy_setopt_string(easy, CURLOPT_URL, request.url))
         check(relay_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(remaining.milliseconds))))
-        check(relay_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, request.freshConnection ? 1 : 0))
+        check(relay_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, transfer.freshConnection ? 1 : 0))
 
         // Headers. libcurl labels POST bodies form-encoded unless told otherwise: an empty value removes its header.
         var list: UnsafeMutablePointer<curl_slist>?
@@ -410,13 +413,16 @@ final class CurlOwner {
             detach(transfer)
             finish(transfer, with: .failure(late))
         }
-        for event in shared.ownerExiting() {
+        let (lateEvents, waiters) = shared.ownerExiting()
+        for event in lateEvents {
             if case .submit(_, _, _, let continuation) = event { continuation.resume(throwing: late) }
         }
         for easy in spareHandles { curl_easy_cleanup(easy) }
         spareHandles.removeAll()
         curl_multi_cleanup(multi)
         publishStatistics()
+        // Last: `shutdown()` returns with the connections closed and their counters published.
+        for waiter in waiters { waiter.resume() }
     }
 }
 

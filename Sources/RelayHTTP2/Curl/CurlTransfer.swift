@@ -13,6 +13,9 @@ final class CurlTransfer {
     let deadline: ContinuousClock.Instant
     let maxResponseBytes: Int
 
+    /// The request asked for a fresh connection and the pool's machine granted it (at most one per
+    /// ``HTTP2Pool/StateMachine/Settings/freshConnectionInterval``): the transfer sets `CURLOPT_FRESH_CONNECT`.
+    var freshConnection = false
     var started: ContinuousClock.Instant?
     var easy: UnsafeMutableRawPointer?
     var headerList: UnsafeMutablePointer<curl_slist>?

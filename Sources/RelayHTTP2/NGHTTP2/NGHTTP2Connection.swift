@@ -43,6 +43,10 @@ final class NGHTTP2Connection {
         /// The whole response arrived while the request body was still going out (RFC 9113 §8.1): the answer counts
         /// now, whatever happens to the stream after it. Its close is reported as well.
         case responseEnded(NGHTTP2Stream)
+        /// The response outgrew `maxResponseBytes`; the rest of it is dropped. The state machine decides the reset
+        /// (``HTTP2Pool/StateMachine/responseTooLarge(_:limit:now:)``), so it is submitted once, outside nghttp2's
+        /// callbacks, and never again by a cancellation or deadline that arrives before the stream's close.
+        case responseTooLarge(NGHTTP2Stream)
         case streamClosed(NGHTTP2Stream, HTTP2Pool.StreamEnd)
         case failed(HTTP2Error)
     }
@@ -253,7 +257,8 @@ final class NGHTTP2Connection {
         return .success(streamID)
     }
 
-    /// Resets a stream the caller gave up on (cancelled, timed out), once; its close is not reported.
+    /// Resets a stream the caller gave up on (cancelled, timed out, response too large), once; its close is not
+    /// reported. A stream already closed, or already reset, is not reset (again).
     func cancel(streamID: Int32) {
         guard streams.removeValue(forKey: streamID) != nil, let session, phase == .open else { return }
         if nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue) == 0
@@ -422,12 +427,7 @@ final class NGHTTP2Connection {
         guard let stream = stream(streamID), !stream.tooLarge else { return }
         guard stream.responseBody.count + bytes.count <= maxResponseBytes else {
             stream.tooLarge = true
-            if let session,
-                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue)
-                    == 0
-            {
-                resetsSubmitted += 1
-            }
+            reports.append(.responseTooLarge(stream))
             return
         }
         stream.responseBody.append(contentsOf: bytes)

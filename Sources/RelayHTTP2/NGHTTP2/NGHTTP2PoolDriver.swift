@@ -342,6 +342,12 @@ final class NGHTTP2PoolDriver {
                 guard pending[stream.requestID] === stream, !stream.answered else { continue }
                 stream.answered = true
                 answer(stream, now: now)
+            case .responseTooLarge(let stream):
+                guard pending[stream.requestID] === stream else { continue }
+                perform(
+                    machine.responseTooLarge(
+                        stream.requestID, limit: configuration.maxResponseBytes, at: moment(of: now)),
+                    now: now)
             case .streamClosed(let stream, let end):
                 if end == .notProcessed { statistics.streamsResent += 1 }
                 perform(machine.streamEnded(stream.requestID, end, at: moment(of: now)), now: now)
@@ -428,9 +434,11 @@ final class NGHTTP2PoolDriver {
         }
         connections.removeAll()
         deliverCompletions()
-        for event in shared.ownerExiting() {
+        let (lateEvents, waiters) = shared.ownerExiting()
+        for event in lateEvents {
             if case .submit(_, _, _, let continuation) = event { continuation.resume(throwing: late) }
         }
+        for waiter in waiters { waiter.resume() }
     }
 }
 

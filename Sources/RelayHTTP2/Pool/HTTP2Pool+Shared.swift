@@ -106,17 +106,19 @@ extension HTTP2Pool {
             }
         }
 
-        /// The owner is leaving: no more wake-ups; wake the shutdown waiters. Returns the events that arrived too late.
-        func ownerExiting() -> [Event] {
-            let (waiters, events) = inbox.withLock { inbox in
+        /// The owner is leaving: no more wake-ups, and from now on every
+        /// ``submit(_:request:timeout:continuation:)`` refuses at once. Returns the events that arrived too late and
+        /// the shutdown waiters, which the owner resumes last, once it has closed everything: so when `shutdown()`
+        /// returns the pool is closed and refuses new requests (waiters are resumed nowhere else, except by
+        /// ``requestShutdown(deadline:waiter:)`` when the owner has already exited).
+        func ownerExiting() -> (late: [Event], waiters: [CheckedContinuation<Void, Never>]) {
+            inbox.withLock { inbox in
                 inbox.ownerExited = true
-                let result = (inbox.shutdownWaiters, inbox.events)
+                let result = (inbox.events, inbox.shutdownWaiters)
                 inbox.shutdownWaiters.removeAll()
                 inbox.events.removeAll()
                 return result
             }
-            for waiter in waiters { waiter.resume() }
-            return events
         }
 
         func publish(_ snapshot: HTTP2PoolStatistics) {

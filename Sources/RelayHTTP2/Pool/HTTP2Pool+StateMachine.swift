@@ -81,6 +81,9 @@ extension HTTP2Pool {
             package var reconnectBackoffLimit: Duration
             /// How often one request may be found not processed before it fails.
             package var maxResends: Int
+            /// The shortest time between two retirements of connections for requests that ask for a fresh one
+            /// (``requestSubmitted(_:deadline:freshConnection:now:)``).
+            package var freshConnectionInterval: Duration
 
             package init(
                 maxConnections: Int,
@@ -94,7 +97,8 @@ extension HTTP2Pool {
                 pingTimeout: Duration = .seconds(10),
                 reconnectBackoff: Duration = .milliseconds(100),
                 reconnectBackoffLimit: Duration = .seconds(10),
-                maxResends: Int = 5
+                maxResends: Int = 5,
+                freshConnectionInterval: Duration = Settings.defaultFreshConnectionInterval
             ) {
                 self.maxConnections = max(1, maxConnections)
                 self.maxConcurrentStreams = max(1, maxConcurrentStreams)
@@ -108,7 +112,13 @@ extension HTTP2Pool {
                 self.reconnectBackoff = reconnectBackoff
                 self.reconnectBackoffLimit = reconnectBackoffLimit
                 self.maxResends = maxResends
+                self.freshConnectionInterval = freshConnectionInterval
             }
+
+            /// At most one retirement of connections per 10 s for requests that ask for a fresh connection: APNs
+            /// answers `Shutdown` or `IdleTimeout` rarely, but a key that gets `UnrelatedKeyIdInToken` on every request
+            /// would otherwise close and open connections continuously.
+            package static let defaultFreshConnectionInterval: Duration = .seconds(10)
 
             /// The settings of the nghttp2 backend, which sees every connection.
             package init(nghttp2 configuration: HTTP2PoolConfiguration) {
@@ -177,6 +187,8 @@ extension HTTP2Pool {
         private var connectFailures = 0
         private var reconnectAt: Moment?
         private var lastConnectError: HTTP2Error?
+        /// When connections were last retired for a request that asked for a fresh one.
+        private var lastFreshRetirement: Moment?
 
         package init(settings: Settings) {
             self.settings = settings
@@ -244,7 +256,10 @@ extension HTTP2Pool {
         /// A caller submitted a request that must finish by `deadline`. With `freshConnection` (APNs answered the
         /// last attempt with `Shutdown`, `IdleTimeout` or `UnrelatedKeyIdInToken`: the connection is not to be
         /// trusted) every connection opened before `now` stops taking streams and closes when its last one ends, so
-        /// the request goes out on a connection opened from now on.
+        /// the request goes out on a connection opened from now on; but at most once per
+        /// ``Settings/freshConnectionInterval``: within it, such a request takes the connections there are (those
+        /// opened by the last retirement, once they are up), so a steady stream of such answers cannot churn
+        /// connections.
         package mutating func requestSubmitted(
             _ id: RequestID,
             deadline: ContinuousClock.Instant,
@@ -271,9 +286,10 @@ extension HTTP2Pool {
                 ]
             }
             var actions: [Action] = []
-            if freshConnection {
+            if freshConnection, freshRetirementAllowed(at: now) {
                 for connection in connections.all where connection.state == .ready && connection.openedAt < now {
                     actions += drainConnection(connection.id, now: now)
+                    lastFreshRetirement = now
                 }
             }
             // Fast path: nothing waits and a connection has room.
@@ -301,6 +317,23 @@ extension HTTP2Pool {
             return actions
         }
 
+        /// Whether a request asking for a fresh connection at `now` may have the older connections retired: not within
+        /// ``Settings/freshConnectionInterval`` of the last retirement.
+        private func freshRetirementAllowed(at now: Moment) -> Bool {
+            guard let last = lastFreshRetirement else { return true }
+            return now >= last + settings.freshConnectionInterval
+        }
+
+        /// For a backend that opens fresh connections itself (libcurl's `CURLOPT_FRESH_CONNECT`): whether a request
+        /// that asks for one at `now` gets one, under the same limit as
+        /// ``requestSubmitted(_:deadline:freshConnection:now:)``; a `true` counts as a retirement.
+        package mutating func freshConnectionGranted(now: ContinuousClock.Instant) -> Bool {
+            let now = moment(now)
+            guard freshRetirementAllowed(at: now) else { return false }
+            lastFreshRetirement = now
+            return true
+        }
+
         /// The caller's task was cancelled.
         package mutating func requestCancelled(_ id: RequestID, now: ContinuousClock.Instant) -> [Action] {
             let now = moment(now)
@@ -319,6 +352,27 @@ extension HTTP2Pool {
                 actions.append(contentsOf: closeIfDrained())
                 return actions
             }
+        }
+
+        /// The request's response outgrew `limit` bytes while its stream is open: the stream is reset (once) and the
+        /// request fails. The request ends here, so the caller's cancellation, its deadline or the stream's close
+        /// arriving afterwards (before the reset went out) find nothing left to reset: a request's stream is reset
+        /// at most once.
+        package mutating func responseTooLarge(_ id: RequestID, limit: Int, now: ContinuousClock.Instant) -> [Action] {
+            responseTooLarge(id, limit: limit, at: moment(now))
+        }
+
+        /// ``responseTooLarge(_:limit:now:)`` with an instant the owner converted once per loop turn.
+        mutating func responseTooLarge(_ id: RequestID, limit: Int, at now: Moment) -> [Action] {
+            guard let request = requests[id], case .active(let connectionID) = request.state else { return [] }
+            let tooLarge = HTTP2Error(.responseTooLarge, detail: "the response exceeded \(limit) bytes")
+            var actions: [Action] = [.cancelStream(id, connectionID, tooLarge)]
+            actions += streamRemoved(id, from: connectionID, now: now)
+            forget(id)
+            // Appended in place: `a + b + c` would copy the list once per `+`.
+            actions.append(contentsOf: dispatch(now: now))
+            actions.append(contentsOf: closeIfDrained())
+            return actions
         }
 
         /// A stream ended; see ``StreamEnd``.
@@ -693,6 +747,9 @@ extension HTTP2Pool {
         /// Entries in the deadline heap, live or finished (for tests of its bound).
         var deadlineEntries: Int { deadlines.count }
 
+        /// Entries in the queue's storage, waiting or removed (for tests of its bound).
+        var queueEntries: Int { queue.storageCount }
+
         private mutating func forget(_ id: RequestID) {
             if let request = requests.removeValue(forKey: id), request.state == .queued {
                 queue.remove(id)
@@ -785,11 +842,30 @@ struct RequestQueue: Sendable {
         return nil
     }
 
+    /// Entries held, waiting or removed-but-not-yet-skipped (for tests of its bound).
+    var storageCount: Int { storage.count }
+
     /// Removes a queued id (the caller knows it is queued).
+    ///
+    /// The id stays in the storage, marked, until it is reached; but when nothing is reached (a settled connection
+    /// whose server allows 0 streams, for as long as it likes) cancelled and timed-out requests would pile up there.
+    /// So once the marked entries outnumber the waiting ones (and 64), they are dropped in one pass: amortised O(1)
+    /// per removal, and storage bounded by about twice the waiting requests.
     mutating func remove(_ id: HTTP2Pool.RequestID) {
         removed.insert(id)
         count -= 1
-        if count == 0 { removeAll() }
+        if count == 0 {
+            removeAll()
+        } else if removed.count > 64 && removed.count > count {
+            dropRemoved()
+        }
+    }
+
+    private mutating func dropRemoved() {
+        storage.removeFirst(head)
+        head = 0
+        storage.removeAll { removed.contains($0) }
+        removed.removeAll()
     }
 
     mutating func removeAll() {

@@ -61,7 +61,9 @@ package final class HTTP2Pool: Sendable {
     }
 
     /// Graceful shutdown: admits nothing new, lets queued and in-flight requests finish for up to `gracePeriod`,
-    /// then fails what is left and closes the connections. Returns once the owner has closed everything.
+    /// then fails what is left and closes the connections. Returns once the owner has closed everything and the
+    /// pool refuses new requests: a ``send(_:)`` after it throws ``HTTP2Error`` `shuttingDown` at once (see
+    /// ``Shared/ownerExiting()``).
     package func shutdown(gracePeriod: Duration = .seconds(10)) async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             shared.requestShutdown(deadline: .now + gracePeriod, waiter: waiter)
