@@ -59,9 +59,10 @@ wait_for "the simulator" test -s "$work/sim/relay.conf.fragment"
 {
     printf '[server]\nlisten = "127.0.0.1:%s"\n[store]\nurl = "sqlite://%s/relay.db"\n' "$relay_port" "$work"
     cat "$work/sim/relay.conf.fragment"
-    # The fragment ends with [expo]: ask the simulator for receipts 1 s after sending rather than 15 minutes.
-    printf 'receipt_delay_seconds = 1\n'
 } >"$work/relay.conf"
+# Ask the simulator for Expo receipts 1 s after sending rather than 15 minutes. Through the environment: the
+# fragment's last section is the second app's, not [expo], so a line appended to the file would land there.
+export PUSHRELAY_EXPO_RECEIPT_DELAY_SECONDS=1
 "$pushrelay" tenant create sdk-e2e --config "$work/relay.conf" >/dev/null
 key="$("$pushrelay" key issue --tenant sdk-e2e --config "$work/relay.conf" | sed -n 2p)"
 
