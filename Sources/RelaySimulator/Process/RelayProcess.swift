@@ -74,35 +74,41 @@ package final class RelayProcess: Sendable {
         self.process = process
         self.lines = lines
         self.exited = exited
-        let buffer = Mutex<[UInt8]>([])
-        // The handlers hold this object until the pipe's end (the process's exit) clears them.
-        errors.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                lineContinuation.finish()
-                return
-            }
-            let complete = buffer.withLock { buffer -> [String] in
-                buffer += data
-                var found: [String] = []
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    found.append(String(decoding: buffer[..<newline], as: UTF8.self))
-                    buffer.removeSubrange(...newline)
+        // The log is read on a thread of its own with blocking read(2) until the pipe's end (the process's exit),
+        // not through `FileHandle.readabilityHandler`: swift-corelibs-foundation's dispatch source behind it crashed
+        // relay-bench (SIGSEGV in `_dispatch_event_loop_drain` beside `FileHandle.monitor(forReading:)`, 1 run in
+        // about 15) when the handler cleared itself at the end of the pipe. The thread holds this object until then.
+        let descriptor = errors.fileHandleForReading.fileDescriptor
+        let reader = Thread { [self] in
+            var chunk = [UInt8](repeating: 0, count: 16_384)
+            var pending: [UInt8] = []
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                pending += chunk[..<count]
+                var complete: [String] = []
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    complete.append(String(decoding: pending[..<newline], as: UTF8.self))
+                    pending.removeSubrange(...newline)
                 }
-                return found
+                recent.withLock { recent in
+                    recent += complete
+                    if recent.count > Self.keptLines { recent.removeFirst(recent.count - Self.keptLines) }
+                }
+                for line in complete { lineContinuation.yield(line) }
             }
-            recent.withLock { recent in
-                recent += complete
-                if recent.count > Self.keptLines { recent.removeFirst(recent.count - Self.keptLines) }
-            }
-            for line in complete { lineContinuation.yield(line) }
+            // The descriptor stays the pipe's: its file handle closes it (closing it here too could close another
+            // file that took its number).
+            lineContinuation.finish()
         }
+        reader.name = "relay-process-log"
         process.terminationHandler = { finished in
             exitContinuation.yield(finished.terminationStatus)
             exitContinuation.finish()
         }
         try process.run()
+        reader.start()
     }
 
     /// The process id.
