@@ -152,6 +152,42 @@ struct DeliveryJournalTests {
         #expect(try await second.relay.resumeJournal(includingOwn: true).claimed == 0)
     }
 
+    @Test func aResumedNotificationWhoseAppLostItsCredentialsIsConcludedProviderNotConfigured() async throws {
+        let folder = try ConfigurationFolder()
+        defer { folder.remove() }
+        let base = try SQLiteStore(path: folder.file("relay.db"))
+        try await base.migrate()
+        let key = JournalKey.random()
+        var (tenant, tenantKey) = try await TestRelay.addTenant(to: base, name: "acme", limits: .init(burst: 200))
+        tenant.apps = [AppName.default, "beta"]
+        try await base.updateTenant(tenant)
+
+        // Accepted for the app `beta` by a relay whose deliveries never ran: journaled, never sent.
+        let beta = HoldingSender(.apns)
+        let first = try await JournalRelay(
+            on: base, journalKey: key, tenant: (tenant, tenantKey), apps: ["beta": [.apns: beta]])
+        let id = try await first.running(deliveries: false) {
+            let result = try await first.push([Self.apns(extra: #","app":"beta""#)], acceptance: .asynchronous)
+            #expect(result.tickets.map(\.state) == [.pending])
+            return try #require(result.tickets.first).id
+        }
+        #expect(try await base.journalStatistics().entries == 1)
+
+        // The relay starts again with `beta` gone from its configuration: the notification cannot be sent, and is
+        // concluded rather than left pending.
+        let second = try await JournalRelay(on: base, journalKey: key, holding: false, tenant: (tenant, tenantKey))
+        #expect(try await second.relay.resumeJournal(includingOwn: true).claimed == 1)
+        try await second.running { await second.relay.queue.waitUntilIdle() }
+
+        let receipt = try #require(try await second.receipts([id]).first)
+        #expect(receipt.status == .error)
+        #expect(receipt.code == .providerNotConfigured)
+        #expect(try await base.journalStatistics().entries == 0)
+        // Nothing went out, on either relay's senders.
+        #expect(beta.sent.isEmpty)
+        #expect(second.senders.values.allSatisfy { $0.sent.isEmpty })
+    }
+
     /// After a crash, the daily quota counts what the journal still holds: those notifications have no outcome yet,
     /// so no usage, but they were admitted, and the restarted relay is sending them.
     @Test func notificationsInTheJournalCountAgainstTheDailyQuotaAfterARestart() async throws {

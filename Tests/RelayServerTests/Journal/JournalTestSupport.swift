@@ -209,6 +209,7 @@ struct JournalRelay {
 
     /// - Parameters:
     ///   - tenant: The tenant already in `base`, with its key; a new one (`acme`) when `nil`.
+    ///   - apps: Senders of apps other than `default`, by name (the relay's configuration then names them).
     init(
         on base: any PushStore,
         instance: String = "relay-1",
@@ -218,14 +219,16 @@ struct JournalRelay {
         waitDeadline: Duration = .milliseconds(50),
         queue: DeliveryQueue? = nil,
         clock: RelayClock = .system,
-        tenant: (Tenant, String)? = nil
+        tenant: (Tenant, String)? = nil,
+        apps: [String: [Provider: any PushSender]] = [:]
     ) async throws {
         store = DyingStore(base)
         senders = Dictionary(uniqueKeysWithValues: Provider.allCases.map { ($0, HoldingSender($0, holding: holding)) })
         relay = Relay(
             store: store,
             senders: senders.mapValues { $0 as any PushSender },
-            settings: RelaySettings(waitDeadline: waitDeadline),
+            apps: apps,
+            settings: RelaySettings(waitDeadline: waitDeadline, apps: Set(apps.keys).union([AppName.default])),
             queue: queue ?? DeliveryQueue(clock: clock),
             commits: CommitQueue(store: store, settings: AuditLogSettings(chain: chain ?? instance), clock: clock),
             logger: Self.logger,
