@@ -127,7 +127,6 @@ package struct RelayAssembly: Sendable {
                 for: app, named: name, configuration: configuration, retry: retry, environment: environment,
                 logger: logger, clients: &clients)
         }
-        let defaultExpo = receiptClient(configuration: configuration, clients: &clients)
 
         let relay = Relay(
             store: store,
@@ -148,28 +147,29 @@ package struct RelayAssembly: Sendable {
         // One receipt poller per app with Expo: each asks with its app's endpoint and access token, for its app's
         // tickets only.
         let delay = expoReceiptDelay ?? .seconds(configuration.expo.receiptDelaySeconds)
-        var pollers: [String: ExpoReceiptPoller] = [:]
-        for entry in clients where entry.provider == .expo {
-            guard let expo = entry.expo else { continue }
-            pollers[entry.app] = ExpoReceiptPoller(
+        func poller(app: String, expo: ExpoSenderConfiguration, client: HTTP2Client) -> ExpoReceiptPoller {
+            ExpoReceiptPoller(
                 configuration: expo,
-                store: AuditedExpoReceipts(relay: relay, app: entry.app),
-                client: entry.client,
+                store: AuditedExpoReceipts(relay: relay, app: app),
+                client: client,
                 delay: delay,
                 environment: environment,
                 logger: logger
             )
         }
-        let poller =
-            pollers[AppName.default]
-            ?? ExpoReceiptPoller(
-                configuration: defaultExpo.configuration,
-                store: AuditedExpoReceipts(relay: relay, app: AppName.default),
-                client: defaultExpo.client,
-                delay: delay,
-                environment: environment,
-                logger: logger
-            )
+        var pollers: [String: ExpoReceiptPoller] = [:]
+        for entry in clients where entry.provider == .expo {
+            guard let expo = entry.expo else { continue }
+            pollers[entry.app] = poller(app: entry.app, expo: expo, client: entry.client)
+        }
+        let defaultPoller: ExpoReceiptPoller
+        if let made = pollers[AppName.default] {
+            defaultPoller = made
+        } else {
+            // Not reached (the default app always has Expo), but made rather than trapping.
+            let fallback = defaultExpoClient(configuration: configuration, clients: &clients)
+            defaultPoller = poller(app: AppName.default, expo: fallback.configuration, client: fallback.client)
+        }
         let otherPollers = pollers.filter { $0.key != AppName.default }.sorted { $0.key < $1.key }.map(\.value)
         // Start order; they stop in reverse, after the delivery queue has drained: the clients close last.
         var services: [any Service] = [
@@ -177,12 +177,12 @@ package struct RelayAssembly: Sendable {
             MaintenanceService(
                 relay: relay, auditRetention: auditRetention(configuration, store: store), logger: logger),
         ]
-        services += ([poller] + otherPollers).map { ExpoReceiptService(poller: $0) as any Service }
+        services += ([defaultPoller] + otherPollers).map { ExpoReceiptService(poller: $0) as any Service }
         services.append(JournalService(relay: relay, logger: logger))
         // First, so that it stops last: the PostgreSQL pool closes after the final receipts and key usage are written.
         if let postgres = store as? PostgresStore { services.insert(PostgresStoreService(store: postgres), at: 0) }
         return RelayAssembly(
-            relay: relay, clients: clients, services: services, expoReceipts: poller,
+            relay: relay, clients: clients, services: services, expoReceipts: defaultPoller,
             appExpoReceipts: pollers.filter { $0.key != AppName.default })
     }
 
@@ -337,15 +337,11 @@ package struct RelayAssembly: Sendable {
         return senders
     }
 
-    /// The default app's Expo client and settings, which the receipt poller asks Expo with.
-    private static func receiptClient(
+    /// An Expo client and settings for the default app's receipt poller when the default app has no Expo sender.
+    private static func defaultExpoClient(
         configuration: RelayConfiguration,
         clients: inout [AppClient]
     ) -> (configuration: ExpoSenderConfiguration, client: HTTP2Client) {
-        for entry in clients where entry.app == AppName.default && entry.provider == .expo {
-            if let expo = entry.expo { return (expo, entry.client) }
-        }
-        // Not reached (the default app always has Expo), but made rather than trapping.
         let expo = ExpoSenderConfiguration(
             payload: PayloadSettings(
                 apnsTopic: "", apnsDefaultEnvironment: .production,

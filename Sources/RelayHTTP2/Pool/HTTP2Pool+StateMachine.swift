@@ -344,13 +344,7 @@ extension HTTP2Pool {
                 forget(id)
                 return [.failRequest(id, cancelled)] + closeIfDrained()
             case .active(let connectionID):
-                var actions: [Action] = [.cancelStream(id, connectionID, cancelled)]
-                actions += streamRemoved(id, from: connectionID, now: now)
-                forget(id)
-                // Appended in place: `a + b + c` would copy the list once per `+`.
-                actions.append(contentsOf: dispatch(now: now))
-                actions.append(contentsOf: closeIfDrained())
-                return actions
+                return abandonAndDispatch(id, on: connectionID, cancelled, now: now)
             }
         }
 
@@ -366,9 +360,25 @@ extension HTTP2Pool {
         mutating func responseTooLarge(_ id: RequestID, limit: Int, at now: Moment) -> [Action] {
             guard let request = requests[id], case .active(let connectionID) = request.state else { return [] }
             let tooLarge = HTTP2Error(.responseTooLarge, detail: "the response exceeded \(limit) bytes")
-            var actions: [Action] = [.cancelStream(id, connectionID, tooLarge)]
+            return abandonAndDispatch(id, on: connectionID, tooLarge, now: now)
+        }
+
+        /// Ends an active request with `error`: its stream is reset (the one reset it gets), its place on the
+        /// connection freed and the request forgotten.
+        private mutating func abandon(
+            _ id: RequestID, on connectionID: ConnectionID, _ error: HTTP2Error, now: Moment
+        ) -> [Action] {
+            var actions: [Action] = [.cancelStream(id, connectionID, error)]
             actions += streamRemoved(id, from: connectionID, now: now)
             forget(id)
+            return actions
+        }
+
+        /// ``abandon(_:on:_:now:)``, then the freed place goes to the queue and a drained pool closes.
+        private mutating func abandonAndDispatch(
+            _ id: RequestID, on connectionID: ConnectionID, _ error: HTTP2Error, now: Moment
+        ) -> [Action] {
+            var actions = abandon(id, on: connectionID, error, now: now)
             // Appended in place: `a + b + c` would copy the list once per `+`.
             actions.append(contentsOf: dispatch(now: now))
             actions.append(contentsOf: closeIfDrained())
@@ -525,9 +535,7 @@ extension HTTP2Pool {
                     forget(next.id)
                     actions.append(.failRequest(next.id, HTTP2Error(.timeout, detail: "no stream became free in time")))
                 case .active(let connectionID):
-                    actions.append(.cancelStream(next.id, connectionID, timeout))
-                    actions += streamRemoved(next.id, from: connectionID, now: now)
-                    forget(next.id)
+                    actions += abandon(next.id, on: connectionID, timeout, now: now)
                 }
             }
             deadlines.compact(liveCount: requests.count) { requests[$0] != nil }
