@@ -433,6 +433,9 @@ final class NGHTTP2PoolDriver {
             loop.forget(connection)
         }
         connections.removeAll()
+        // Published whether or not anything else changed in this turn: `shutdown()` returns with no connection
+        // counted open, and nothing later changes the counters of a closed pool.
+        statisticsChanged = true
         deliverCompletions()
         let (lateEvents, waiters) = shared.ownerExiting()
         for event in lateEvents {
