@@ -65,10 +65,27 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Clients cut off by a timeout, by what they were sending: `header` or `body`.
     static let timeoutsCounterLabel = "relay_http_client_timeouts_total"
 
+    /// What happens when ``deadline`` passes.
+    private enum Cut {
+        /// The request's headers are late: close.
+        case header
+        /// The request's body is late: close, unless it kept ``ConnectionLimits/bodyMinimumBytesPerSecond``.
+        case body
+        /// The stream's early answer has been written and its body has not ended: reset the stream (HTTP/2).
+        case earlyAnswerReset
+    }
+
     private let limits: ConnectionLimits
     private let mode: Mode
     private var phase = Phase.awaitingFirstHead
-    private var timer: Scheduled<Void>?
+    /// When the current phase runs out, and what then happens; `nil` while no timeout runs.
+    private var deadline: (at: NIODeadline, cut: Cut)?
+    /// The one timer, and when it fires. It is armed lazily: at the end of a read (``channelReadComplete(context:)``)
+    /// when a deadline is set and no timer fires by it, so a request that arrives whole in one read schedules and
+    /// cancels nothing. A timer that fires before the deadline, or after the deadline was cleared, re-arms or
+    /// ends. (Scheduling a NIO task allocates, and cancelling one searches the loop's whole timer heap: per request
+    /// and per HTTP/2 stream that was measurable in `relay-bench relay`'s single-message phase.)
+    private var timer: (task: Scheduled<Void>, at: NIODeadline)?
     /// Body bytes received since the body timeout was last (re)armed.
     private var bodyBytes = 0
     /// The response started before the request's body ended (HTTP/1.1): close once it is written.
@@ -99,6 +116,11 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.fireChannelActive()
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        self.armTimer(context)
+        context.fireChannelReadComplete()
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) {
         self.cancelTimer()
         self.context = nil
@@ -109,7 +131,7 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     fileprivate func requestBytesArrived() {
         guard self.phase == .requestRead, let context = self.context else { return }
         self.phase = .awaitingNextHead
-        self.schedule(context, in: self.limits.headerTimeout, cutting: "header")
+        self.setDeadline(context, in: self.limits.headerTimeout, .header)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -120,15 +142,14 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch self.unwrapInboundIn(data) {
         case .head:
-            self.cancelTimer()
             self.phase = .readingBody
             self.closeAfterResponse = false
             self.bodyBytes = 0
-            self.schedule(context, in: self.limits.bodyTimeout, cutting: "body")
+            self.setDeadline(context, in: self.limits.bodyTimeout, .body)
         case .body(let bytes):
             self.bodyBytes += bytes.readableBytes
         case .end:
-            self.cancelTimer()
+            self.deadline = nil
             self.phase = .requestRead
         }
         context.fireChannelRead(data)
@@ -153,7 +174,7 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.write(data, promise: written)
             return
         case .end where self.closeAfterResponse:
-            self.cancelTimer()
+            self.deadline = nil
             let closing = context.eventLoop.makePromise(of: Void.self)
             closing.futureResult.cascade(to: promise)
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
@@ -170,13 +191,8 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// first, reset the stream ``earlyAnswerResetDelay`` from now. (The reset replaces the body timeout.)
     private func earlyAnswerWritten(_ context: ChannelHandlerContext) {
         guard self.phase == .readingBody, context.channel.isActive else { return }
-        self.cancelTimer()
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        self.timer = context.eventLoop.scheduleTask(in: Self.earlyAnswerResetDelay) {
-            let (handler, context) = bound.value
-            handler.timer = nil
-            handler.resetAfterEarlyAnswer(context)
-        }
+        self.setDeadline(context, in: Self.earlyAnswerResetDelay, .earlyAnswerReset)
+        self.armTimer(context)
     }
 
     /// Resets the stream with NO_ERROR, which tells the client to stop sending without failing the response it has
@@ -193,21 +209,47 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     private func startHeaderTimer(_ context: ChannelHandlerContext) {
-        guard self.phase == .awaitingFirstHead, self.timer == nil else { return }
-        self.schedule(context, in: self.limits.headerTimeout, cutting: "header")
+        guard self.phase == .awaitingFirstHead, self.deadline == nil else { return }
+        self.setDeadline(context, in: self.limits.headerTimeout, .header)
+        self.armTimer(context)
     }
 
-    private func schedule(_ context: ChannelHandlerContext, in delay: TimeAmount, cutting phase: String) {
-        self.cancelTimer()
+    private func setDeadline(_ context: ChannelHandlerContext, in delay: TimeAmount, _ cut: Cut) {
+        self.deadline = (context.eventLoop.now + delay, cut)
+    }
+
+    /// Makes sure a timer fires by the deadline, if one is set.
+    private func armTimer(_ context: ChannelHandlerContext) {
+        guard let deadline = self.deadline else { return }
+        if let timer = self.timer {
+            guard timer.at > deadline.at else { return }
+            timer.task.cancel()
+        }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        self.timer = context.eventLoop.scheduleTask(in: delay) {
+        let task = context.eventLoop.scheduleTask(deadline: deadline.at) {
             let (handler, context) = bound.value
             handler.timer = nil
-            if phase == "body", handler.phase == .readingBody, handler.bodyKeptItsRate {
-                handler.bodyBytes = 0
-                handler.schedule(context, in: handler.limits.bodyTimeout, cutting: phase)
-                return
-            }
+            handler.timerFired(context)
+        }
+        self.timer = (task, deadline.at)
+    }
+
+    private func timerFired(_ context: ChannelHandlerContext) {
+        guard let deadline = self.deadline else { return }
+        guard context.eventLoop.now >= deadline.at else {
+            self.armTimer(context)
+            return
+        }
+        self.deadline = nil
+        switch deadline.cut {
+        case .earlyAnswerReset:
+            self.resetAfterEarlyAnswer(context)
+        case .body where self.phase == .readingBody && self.bodyKeptItsRate:
+            self.bodyBytes = 0
+            self.setDeadline(context, in: self.limits.bodyTimeout, .body)
+            self.armTimer(context)
+        case .header, .body:
+            let phase = deadline.cut == .header ? "header" : "body"
             Counter(label: Self.timeoutsCounterLabel, dimensions: [("phase", phase)]).increment()
             context.close(promise: nil)
         }
@@ -223,7 +265,8 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     private func cancelTimer() {
-        self.timer?.cancel()
+        self.deadline = nil
+        self.timer?.task.cancel()
         self.timer = nil
     }
 }
