@@ -51,18 +51,22 @@ struct BenchRelay {
 
     /// Writes `relay.conf`: `[server]` (the listener, TLS, then `server`'s own lines), `sections` (the caller's
     /// `[store]`, `[limits]`, `[receipts]` …), and the simulator's `[upstream]` and provider sections, with
-    /// `upstream`'s lines added to `[upstream]`.
+    /// `upstream`'s lines added to `[upstream]`. `endpoint` and `caFile` send the providers' requests elsewhere (the
+    /// simulator still issues FCM's tokens, so `caFile` must trust it too).
     func configure(
         server: String = "",
         sections: String,
         upstream: String = "",
         simulator: ProviderSimulator,
         credentials: SimulatorCredentials,
-        transport: String? = nil
+        transport: String? = nil,
+        endpoint: String? = nil,
+        caFile upstreamCA: String? = nil
     ) throws {
         let files = try credentials.write(to: directory + "/keys", tokenURI: simulator.fcmTokenURI)
         var providers = credentials.relayConfiguration(
-            caFile: simulator.caFilePath, files: files, endpoint: simulator.baseURL, transport: transport)
+            caFile: upstreamCA ?? simulator.caFilePath, files: files, endpoint: endpoint ?? simulator.baseURL,
+            transport: transport)
         if !upstream.isEmpty {
             providers = providers.replacingOccurrences(of: "[upstream]\n", with: "[upstream]\n" + upstream + "\n")
         }

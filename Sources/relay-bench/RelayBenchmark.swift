@@ -46,6 +46,22 @@ struct RelayBenchmark: AsyncParsableCommand {
     var upstreamJitterMs = 0
     @Option(help: "The relay's [receipts] wait_ms (default: the relay's own, 10000).")
     var waitMs: Int?
+    @Option(
+        help: ArgumentHelp(
+            "An HTTP/2 server over TLS the relay sends every provider's requests to, instead of the simulator.",
+            discussion: """
+                Any server (nghttpd, nginx): the relay's APNs, FCM and Expo endpoints are this URL's origin (FCM's \
+                OAuth tokens still come from the simulator). The ceiling and the direct latency reference POST to \
+                the URL as given, which must answer 2xx (nghttpd: a file it serves, such as /index.html). Only an \
+                upstream that answers like the provider (nginx returning 200 for APNs) gets pushes counted delivered.
+                """
+        ))
+    var upstream: String?
+    @Option(help: "The CA certificate (PEM) that signed --upstream's certificate (default: the system's trust store).")
+    var upstreamCaFile: String?
+    @Option(
+        help: "Requests of the ceiling: h2load straight to the upstream, 2 connections of 500 streams (0: no ceiling).")
+    var ceilingRequests = 100_000
 
     enum Generator: String, ExpressibleByArgument, CaseIterable {
         case pool, h2load
@@ -72,6 +88,16 @@ struct RelayBenchmark: AsyncParsableCommand {
         simulatorConfiguration.latency = .milliseconds(upstreamDelayMs)
         simulatorConfiguration.latencyJitter = .milliseconds(upstreamJitterMs)
         let simulator = try await ProviderSimulator.start(configuration: simulatorConfiguration)
+        let upstream = try Upstream(
+            url: self.upstream, caFile: upstreamCaFile, simulator: simulator, directory: directory)
+
+        // The ceiling: h2load straight to the upstream, before the relay starts, as many requests as it can answer.
+        let ceiling: TransportBenchmark.Result? =
+            ceilingRequests > 0
+            ? try await H2LoadGenerator.load(
+                url: upstream.directURL, headers: ["content-type: application/json"], body: upstream.directBody,
+                total: ceilingRequests, concurrency: 1_000, directory: directory)
+            : nil
 
         // The relay: TLS with HTTP/2, SQLite, limits out of the way.
         let bench = try BenchRelay(executable: executable, directory: directory)
@@ -89,7 +115,8 @@ struct RelayBenchmark: AsyncParsableCommand {
                 instance = "bench"
                 \(waitMs.map { "[receipts]\nwait_ms = \($0)" } ?? "")
                 """,
-            simulator: simulator, credentials: credentials, transport: relayTransport.rawValue
+            simulator: simulator, credentials: credentials, transport: relayTransport.rawValue,
+            endpoint: upstream.endpoint, caFile: upstream.caFile
         )
         let key = try bench.createTenant("bench")
         let relay = try await bench.start(quiet: true)
@@ -167,22 +194,19 @@ struct RelayBenchmark: AsyncParsableCommand {
         switch generator {
         case .h2load:
             directPaced = try await H2LoadGenerator.load(
-                url: simulator.baseURL + "/--/api/v2/push/send", headers: ["content-type: application/json"],
-                body: #"{"to":"ExponentPushToken[bench0]","title":"Bench","body":"Load"}"#,
+                url: upstream.directURL, headers: ["content-type: application/json"], body: upstream.directBody,
                 total: pacedRate * pacedSeconds,
                 concurrency: concurrency, rate: pacedRate, directory: directory
             )
         case .pool:
             let direct = try HTTP2Pool(
-                configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: simulator.caFilePath))
-            directPaced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
+                configuration: .init(maxConnections: 2, maxConcurrentStreams: 100, caFile: upstream.caFile))
+            let directBody = Array(upstream.directBody.utf8)
+            directPaced = await Self.pace(rate: pacedRate, seconds: pacedSeconds) { _ in
                 try await direct.send(
                     HTTP2Request(
-                        url: simulator.baseURL + "/--/api/v2/push/send",
-                        headers: [HTTPHeader("content-type", "application/json")],
-                        body: Array(#"{"to":"ExponentPushToken[bench\#(number)]","title":"Bench","body":"Load"}"#.utf8)
-                    )
-                )
+                        url: upstream.directURL, headers: [HTTPHeader("content-type", "application/json")],
+                        body: directBody))
             }
             await direct.shutdown()
         }
@@ -191,8 +215,12 @@ struct RelayBenchmark: AsyncParsableCommand {
         _ = await relay.exitStatus()
         try await simulator.shutdown()
 
-        let report: [String: Any] = [
+        let singleRate = Double(single.succeeded) / single.seconds
+        let batchedRate = Double(batched.succeeded * 100) / batched.seconds
+        let ceilingRate = ceiling.map { Double($0.succeeded) / max($0.seconds, 1e-9) }
+        var report: [String: Any] = [
             "provider": kind.rawValue,
+            "upstream": upstream.directURL,
             "audit": audit,
             "store": store.hasPrefix("postgres") ? "postgres" : "sqlite",
             "generator": generator.rawValue,
@@ -200,12 +228,11 @@ struct RelayBenchmark: AsyncParsableCommand {
             "upstream_delay_ms": upstreamDelayMs, "upstream_jitter_ms": upstreamJitterMs,
             "wait_ms": waitMs ?? 10_000,
             "single_requests": requests, "single_failed": single.failed,
-            "single_requests_per_second": TransportBenchmark.rounded(Double(single.succeeded) / single.seconds, 1),
+            "single_requests_per_second": TransportBenchmark.rounded(singleRate, 1),
             "single_p50_ms": TransportBenchmark.rounded(single.percentile(0.5), 3),
             "single_p99_ms": TransportBenchmark.rounded(single.percentile(0.99), 3),
             "batched_requests": batches, "batched_failed": batched.failed,
-            "batched_notifications_per_second": TransportBenchmark.rounded(
-                Double(batched.succeeded * 100) / batched.seconds, 1),
+            "batched_notifications_per_second": TransportBenchmark.rounded(batchedRate, 1),
             "paced_rate": pacedRate, "paced_failed": paced.failed,
             "paced_p50_ms": TransportBenchmark.rounded(paced.percentile(0.5), 3),
             "paced_p99_ms": TransportBenchmark.rounded(paced.percentile(0.99), 3),
@@ -220,12 +247,59 @@ struct RelayBenchmark: AsyncParsableCommand {
                 (cpu2 - cpu1) / Double(batches * 100) * 1000, 4),
             "relay_cpu_seconds_per_1000_notifications_paced": TransportBenchmark.rounded(
                 (cpu3 - cpu2) / Double(max(1, paced.succeeded + paced.failed)) * 1000, 4),
+            "relay_cpu_us_per_notification_single": TransportBenchmark.rounded(
+                (cpu1 - cpu0) / Double(requests) * 1e6, 1),
+            "relay_cpu_us_per_notification_batched": TransportBenchmark.rounded(
+                (cpu2 - cpu1) / Double(batches * 100) * 1e6, 1),
             "relay_max_rss_mb": TransportBenchmark.rounded(rss, 1),
             "errors": single.errors.merging(batched.errors, uniquingKeysWith: +).merging(
                 paced.errors, uniquingKeysWith: +),
         ]
+        if let ceiling, let ceilingRate {
+            report["ceiling_requests_per_second"] = TransportBenchmark.rounded(ceilingRate, 1)
+            report["ceiling_failed"] = ceiling.failed
+            report["single_ratio_to_ceiling"] = TransportBenchmark.rounded(singleRate / ceilingRate, 3)
+            report["batched_ratio_to_ceiling"] = TransportBenchmark.rounded(batchedRate / ceilingRate, 3)
+        }
         let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Where the relay sends its pushes, and what the benchmark sends there directly (the ceiling and the latency
+    /// reference): the simulator, or `--upstream`.
+    struct Upstream {
+        /// The relay's APNs, FCM and Expo endpoint (an origin).
+        let endpoint: String
+        /// The CA file the relay and the direct client trust: the simulator's, with `--upstream-ca-file` appended.
+        let caFile: String
+        /// What the ceiling and the direct latency reference POST to, and their body.
+        let directURL: String
+        let directBody: String
+
+        init(url: String?, caFile upstreamCA: String?, simulator: ProviderSimulator, directory: String) throws {
+            guard let url else {
+                endpoint = simulator.baseURL
+                caFile = simulator.caFilePath
+                directURL = simulator.baseURL + "/--/api/v2/push/send"
+                directBody = #"{"to":"ExponentPushToken[bench0]","title":"Bench","body":"Load"}"#
+                return
+            }
+            guard let parsed = URLComponents(string: url), parsed.scheme == "https", let host = parsed.host,
+                !host.isEmpty
+            else {
+                throw ValidationError("--upstream: an https URL (https://127.0.0.1:8443/), got \(url)")
+            }
+            endpoint = "https://\(host)" + (parsed.port.map { ":\($0)" } ?? "")
+            directURL = url
+            directBody = #"{"aps":{"alert":{"title":"Bench","body":"Load"}}}"#
+            // One bundle: the simulator's CA (FCM's tokens) and the upstream's.
+            var bundle = try String(contentsOfFile: simulator.caFilePath, encoding: .utf8)
+            if let upstreamCA {
+                bundle += "\n" + (try String(contentsOfFile: upstreamCA, encoding: .utf8))
+            }
+            caFile = directory + "/upstream-ca.pem"
+            try bundle.write(toFile: caFile, atomically: true, encoding: .utf8)
+        }
     }
 
     /// A relay answer counts as a success when it is a 200 whose tickets are not errors.
