@@ -138,7 +138,7 @@ package struct AdmissionPlan: Sendable {
             guard let refusal else {
                 // APNs: the receipt id (a UUID) is the `apns-id`, fixed now, so that every send of the notification,
                 // a resend after a restart included, carries the same one, and Apple's logs name the receipt.
-                if push.provider == .apns { push.apnsID = UUID(uuidString: id) }
+                if push.provider == .apns { push.apnsID = UUID(text: id) }
                 tickets.append(Ticket(id: id, provider: push.provider, state: .pending))
                 deliveries.append(Delivery(index: index, push: push, record: record))
                 continue

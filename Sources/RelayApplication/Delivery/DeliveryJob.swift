@@ -275,8 +275,7 @@ final class DeliveryJob: Sendable {
         }
         guard recorded else { return }
         item.record.count(Conclusion(report))
-        Timer(label: "relay_upstream_duration_seconds", dimensions: [("provider", item.push.provider.rawValue)])
-            .record(report.latency)
+        PushMetricHandles.upstreamDuration(item.push.provider).record(report.latency)
     }
 
     /// The outcomes known by `deadline`, or all of them once the job has ended, whichever comes first; earlier if the

@@ -137,14 +137,9 @@ package struct NotificationRecord: Sendable, Equatable {
     /// Counts `conclusion` in `relay_pushes_total`. An Expo notification is counted twice: as accepted when Expo
     /// takes it, and with its final outcome when its receipt arrives (a counter cannot move a push between outcomes).
     package func count(_ conclusion: Conclusion) {
-        Counter(
-            label: "relay_pushes_total",
-            dimensions: [
-                ("tenant", receipt.tenantID), ("provider", receipt.provider.rawValue),
-                ("outcome", conclusion.metricsLabel),
-                // Bounded: apps come only from the configuration.
-                ("app", receipt.app),
-            ]
+        // Bounded: apps come only from the configuration.
+        PushMetricHandles.pushes(
+            tenant: receipt.tenantID, provider: receipt.provider, outcome: conclusion.metricsLabel, app: receipt.app
         ).increment()
     }
 

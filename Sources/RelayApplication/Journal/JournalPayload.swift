@@ -43,7 +43,7 @@ package struct JournalPayload: Sendable, Equatable {
             "app": .string(push.app),
         ]
         if let channel = push.criticalChannel { fields["criticalChannel"] = .string(channel) }
-        if let apnsID = push.apnsID { fields["apnsID"] = .string(apnsID.uuidString.lowercased()) }
+        if let apnsID = push.apnsID { fields["apnsID"] = .string(apnsID.lowercaseString) }
         if let requestID = record.requestID { fields["requestID"] = .string(requestID) }
         if let client = record.client { fields["client"] = .string(client) }
         return JSONValue.object(fields).encodedBytes()
@@ -75,7 +75,7 @@ package struct JournalPayload: Sendable, Equatable {
         push.criticalChannel = fields["criticalChannel"]?.stringValue
         // Entries written before there were several apps name none: they were the default app's.
         push.app = fields["app"]?.stringValue ?? AppName.default
-        push.apnsID = fields["apnsID"]?.stringValue.flatMap(UUID.init(uuidString:))
+        push.apnsID = fields["apnsID"]?.stringValue.flatMap(UUID.init(text:))
         let createdAt = Date(timeIntervalSince1970: created)
         self.push = push
         record = NotificationRecord(

@@ -50,15 +50,38 @@ package enum CanonicalJSON {
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
-            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            for (index, key) in keys.enumerated() {
+            // The members themselves sorted, not their keys: no look-up of each key afterwards.
+            let sorted = members.sorted { precedes($0.key, $1.key) }
+            for (index, member) in sorted.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                appendString(key, to: &bytes)
+                appendString(member.key, to: &bytes)
                 bytes.append(UInt8(ascii: ":"))
-                append(members[key] ?? .null, to: &bytes)
+                append(member.value, to: &bytes)
             }
             bytes.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Whether `a` comes before `b` bytewise in UTF-8: over contiguous bytes when both strings have them (native
+    /// strings do), rather than through two `String.UTF8View` iterators.
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        let fast = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in x.lexicographicallyPrecedes(y) }
+        }
+        return (fast ?? nil) ?? a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    /// `"key":` for a key that needs no escaping (the audit record's field names), then the separator before the next.
+    static func appendKey(_ key: StaticString, first: Bool, to bytes: inout [UInt8]) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    static func appendInteger(_ number: Int64, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: String(number).utf8)
     }
 
     private static func appendNumber(_ number: Double, to bytes: inout [UInt8]) {
@@ -75,9 +98,21 @@ package enum CanonicalJSON {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Escapes byte by byte: every byte that needs escaping is ASCII, and the bytes of a multi-byte UTF-8 sequence
-    /// are all ≥ 0x80, so they pass through untouched.
-    private static func appendString(_ text: String, to bytes: inout [UInt8]) {
+    /// are all ≥ 0x80, so they pass through untouched. A string with nothing to escape (almost every one: ids, names,
+    /// outcomes) is copied whole.
+    static func appendString(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)

@@ -59,4 +59,41 @@ extension UUID {
             }
         }
     }
+
+    /// Reads the 36-character text form (`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, either case) without Foundation's
+    /// `UUID(uuidString:)`, which goes through `sscanf`: the relay turns each APNs receipt id back into its `apns-id`.
+    /// `nil` for anything else.
+    package init?(text: String) {
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
+            var at = 0
+            var high: UInt8? = nil
+            var count = 0
+            for byte in text.utf8 {
+                count += 1
+                guard count <= 36 else { return false }
+                if count == 9 || count == 14 || count == 19 || count == 24 {
+                    guard byte == UInt8(ascii: "-") else { return false }
+                    continue
+                }
+                let nibble: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = byte - UInt8(ascii: "A") + 10
+                default: return false
+                }
+                if let first = high {
+                    bytes[at] = first << 4 | nibble
+                    at += 1
+                    high = nil
+                } else {
+                    high = nibble
+                }
+            }
+            return count == 36
+        }
+        guard parsed else { return nil }
+        self.init(uuid: uuid)
+    }
 }

@@ -28,7 +28,7 @@ package struct APNsRequest: Sendable, Equatable {
         let pushType = push.pushType
         self.environment = message.apnsEnvironment ?? settings.apnsDefaultEnvironment
         self.path = "/3/device/\(push.token)"
-        self.apnsID = apnsID.uuidString.lowercased()
+        self.apnsID = apnsID.lowercaseString
 
         var headers = [
             HeaderField("apns-push-type", pushType.rawValue),

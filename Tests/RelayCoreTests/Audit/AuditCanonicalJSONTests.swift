@@ -15,6 +15,26 @@ import Testing
         #expect(String(decoding: record.canonicalBytes(), as: UTF8.self) == expected)
     }
 
+    /// `canonicalBytes()` writes the record's fields directly, in a fixed order; it must give exactly the canonical
+    /// form of the record's JSON object, whichever fields are present.
+    @Test func theDirectWriterGivesTheCanonicalFormOfTheRecordsObject() {
+        let full = AuditEntry(
+            timeMillis: 1_800_000_000_123, event: .push, tenantID: "acme\u{7F}", keyID: "k1", requestID: "r-1",
+            client: "203.0.113.9", provider: "apns", tokenFingerprint: "ab12", critical: false, outcome: "delivered",
+            upstreamStatus: 410, upstreamReason: "Unregistered", attempts: 3, latencyMillis: 12, actor: "ops\"x",
+            before: .object(["b": .int(1), "a": .array([.string("\n"), .null]), "é": .bool(true)]),
+            after: .object(["Z": .double(0.5), "z": .string("ü")]), detail: "tab\there", app: "beta")
+        let partial = AuditEntry(timeMillis: 0, event: .retention, detail: "")
+        for (seq, entry) in [(1, full), (9_000_000_000, partial)] {
+            let record = AuditRecord(chain: "c\\1", seq: Int64(seq), entry: entry, link: AuditChain.genesisLink)
+            let viaObject = CanonicalJSON.encode(.object(record.contentJSON))
+            #expect(record.canonicalBytes() == viaObject, "\(String(decoding: viaObject, as: UTF8.self))")
+        }
+        // Every field of the format is in the full record, so the writer's order is checked for all of them.
+        let fullRecord = AuditRecord(chain: "c", seq: 1, entry: full, link: AuditChain.genesisLink)
+        #expect(Set(fullRecord.contentJSON.keys) == AuditRecord.contentFields)
+    }
+
     @Test func canonicalBytesAreDeterministicAndExcludeTheLink() {
         let records = AuditFixtures.records(3)
         var copy = records[1]

@@ -32,6 +32,25 @@ struct RandomUUIDTests {
         #expect(fixed.lowercaseString == "001fa2b3-c4d5-e6f7-0819-2a3b4c5d6eff")
     }
 
+    @Test("The text form reads back as Foundation reads it, in either case; anything else is nil")
+    func textIsReadBack() {
+        for _ in 0..<1_000 {
+            let uuid = UUID.random()
+            #expect(UUID(text: uuid.lowercaseString) == uuid)
+            #expect(UUID(text: uuid.uuidString) == uuid)
+        }
+        let fixed = "001fa2b3-c4d5-e6f7-0819-2a3b4c5d6eff"
+        #expect(UUID(text: fixed) == UUID(uuidString: fixed))
+        for bad in [
+            "", "001fa2b3-c4d5-e6f7-0819-2a3b4c5d6ef", "001fa2b3-c4d5-e6f7-0819-2a3b4c5d6eff0",
+            "001fa2b3c4d5-e6f7-0819-2a3b4c5d6eff0", "001fa2b3-c4d5-e6f7-0819-2a3b4c5d6efg", "r-1", "ticket-001",
+            "001fa2b3-c4d5-e6f7-0819-2a3b4c5d6é",
+        ] {
+            #expect(UUID(text: bad) == nil, "\(bad)")
+            #expect(UUID(uuidString: bad) == nil, "Foundation agrees on \(bad)")
+        }
+    }
+
     @Test("Time-ordered: version 7, the time in milliseconds first, text that sorts by time")
     func timeOrdered() {
         let date = Date(timeIntervalSince1970: 1_795_000_000.5)
