@@ -46,7 +46,6 @@ extension AuditRecord {
     /// sorted and looked up for each record): every notification is a record, and that was measurable in
     /// `relay-bench relay`. `AuditCanonicalJSONTests` checks that both give the same bytes.
     package func canonicalBytes() -> [UInt8] {
-        let entry = self.entry
         var bytes: [UInt8] = []
         bytes.reserveCapacity(384)
         var first = true
@@ -71,32 +70,32 @@ extension AuditRecord {
         }
         bytes.append(UInt8(ascii: "{"))
         // The keys in bytewise order (every one is lowercase ASCII at its start; "R" < "S" in the last two).
-        put("actor", entry.actor)
-        put("after", entry.after)
-        put("app", entry.app)
-        put("attempts", entry.attempts)
-        put("before", entry.before)
+        put("actor", self.entry.actor)
+        put("after", self.entry.after)
+        put("app", self.entry.app)
+        put("attempts", self.entry.attempts)
+        put("before", self.entry.before)
         put("chain", chain)
-        put("client", entry.client)
-        if let critical = entry.critical {
+        put("client", self.entry.client)
+        if let critical = self.entry.critical {
             key("critical")
             bytes.append(contentsOf: (critical ? "true" : "false").utf8)
         }
-        put("detail", entry.detail)
-        put("event", entry.event.rawValue)
-        put("keyID", entry.keyID)
-        put("latencyMillis", entry.latencyMillis)
-        put("outcome", entry.outcome)
-        put("provider", entry.provider)
-        put("requestID", entry.requestID)
+        put("detail", self.entry.detail)
+        put("event", self.entry.event.rawValue)
+        put("keyID", self.entry.keyID)
+        put("latencyMillis", self.entry.latencyMillis)
+        put("outcome", self.entry.outcome)
+        put("provider", self.entry.provider)
+        put("requestID", self.entry.requestID)
         key("seq")
         CanonicalJSON.appendInteger(seq, to: &bytes)
-        put("tenantID", entry.tenantID)
+        put("tenantID", self.entry.tenantID)
         key("time")
-        CanonicalJSON.appendInteger(entry.timeMillis, to: &bytes)
-        put("tokenFingerprint", entry.tokenFingerprint)
-        put("upstreamReason", entry.upstreamReason)
-        put("upstreamStatus", entry.upstreamStatus)
+        CanonicalJSON.appendInteger(self.entry.timeMillis, to: &bytes)
+        put("tokenFingerprint", self.entry.tokenFingerprint)
+        put("upstreamReason", self.entry.upstreamReason)
+        put("upstreamStatus", self.entry.upstreamStatus)
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
