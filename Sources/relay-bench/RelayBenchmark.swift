@@ -74,6 +74,11 @@ struct RelayBenchmark: AsyncParsableCommand {
         guard upstreamDelayMs >= 0, upstreamJitterMs >= 0 else {
             throw ValidationError("--upstream-delay-ms and --upstream-jitter-ms: 0 or more")
         }
+        if ceilingRequests > 0 && H2LoadGenerator.executable("h2load") == nil {
+            throw ValidationError(
+                "the ceiling needs h2load on PATH (Debian: apt-get install nghttp2-client); "
+                    + "--ceiling-requests 0 skips it")
+        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "relay-bench-\(UUID().uuidString.prefix(8))"
         ).path
@@ -215,6 +220,9 @@ struct RelayBenchmark: AsyncParsableCommand {
         _ = await relay.exitStatus()
         try await simulator.shutdown()
 
+        // Relay CPU seconds per notification in each throughput phase.
+        let cpuSingle = (cpu1 - cpu0) / Double(requests)
+        let cpuBatched = (cpu2 - cpu1) / Double(batches * 100)
         let singleRate = Double(single.succeeded) / single.seconds
         let batchedRate = Double(batched.succeeded * 100) / batched.seconds
         let ceilingRate = ceiling.map { Double($0.succeeded) / max($0.seconds, 1e-9) }
@@ -241,16 +249,12 @@ struct RelayBenchmark: AsyncParsableCommand {
             "direct_paced_p99_ms": TransportBenchmark.rounded(directPaced.percentile(0.99), 3),
             "paced_p50_added_ms": TransportBenchmark.rounded(paced.percentile(0.5) - directPaced.percentile(0.5), 3),
             "paced_p99_added_ms": TransportBenchmark.rounded(paced.percentile(0.99) - directPaced.percentile(0.99), 3),
-            "relay_cpu_seconds_per_1000_notifications_single": TransportBenchmark.rounded(
-                (cpu1 - cpu0) / Double(requests) * 1000, 4),
-            "relay_cpu_seconds_per_1000_notifications_batched": TransportBenchmark.rounded(
-                (cpu2 - cpu1) / Double(batches * 100) * 1000, 4),
+            "relay_cpu_seconds_per_1000_notifications_single": TransportBenchmark.rounded(cpuSingle * 1000, 4),
+            "relay_cpu_seconds_per_1000_notifications_batched": TransportBenchmark.rounded(cpuBatched * 1000, 4),
             "relay_cpu_seconds_per_1000_notifications_paced": TransportBenchmark.rounded(
                 (cpu3 - cpu2) / Double(max(1, paced.succeeded + paced.failed)) * 1000, 4),
-            "relay_cpu_us_per_notification_single": TransportBenchmark.rounded(
-                (cpu1 - cpu0) / Double(requests) * 1e6, 1),
-            "relay_cpu_us_per_notification_batched": TransportBenchmark.rounded(
-                (cpu2 - cpu1) / Double(batches * 100) * 1e6, 1),
+            "relay_cpu_us_per_notification_single": TransportBenchmark.rounded(cpuSingle * 1e6, 1),
+            "relay_cpu_us_per_notification_batched": TransportBenchmark.rounded(cpuBatched * 1e6, 1),
             "relay_max_rss_mb": TransportBenchmark.rounded(rss, 1),
             "errors": single.errors.merging(batched.errors, uniquingKeysWith: +).merging(
                 paced.errors, uniquingKeysWith: +),

@@ -36,7 +36,7 @@ package enum CanonicalJSON {
         case .bool(let flag):
             bytes.append(contentsOf: (flag ? "true" : "false").utf8)
         case .int(let number):
-            bytes.append(contentsOf: String(number).utf8)
+            appendInteger(number, to: &bytes)
         case .double(let number):
             appendNumber(number, to: &bytes)
         case .string(let text):
@@ -51,7 +51,7 @@ package enum CanonicalJSON {
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
             // The members themselves sorted, not their keys: no look-up of each key afterwards.
-            let sorted = members.sorted { precedes($0.key, $1.key) }
+            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             for (index, member) in sorted.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 appendString(member.key, to: &bytes)
@@ -60,15 +60,6 @@ package enum CanonicalJSON {
             }
             bytes.append(UInt8(ascii: "}"))
         }
-    }
-
-    /// Whether `a` comes before `b` bytewise in UTF-8: over contiguous bytes when both strings have them (native
-    /// strings do), rather than through two `String.UTF8View` iterators.
-    static func precedes(_ a: String, _ b: String) -> Bool {
-        let fast = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in x.lexicographicallyPrecedes(y) }
-        }
-        return (fast ?? nil) ?? a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     /// `"key":` for a key that needs no escaping (the audit record's field names), then the separator before the next.
@@ -89,7 +80,7 @@ package enum CanonicalJSON {
             bytes.append(contentsOf: "null".utf8)
         } else if let integer = Int64(exactly: number) {
             // Also turns -0.0 into 0, which every parser reads back as the same value.
-            bytes.append(contentsOf: String(integer).utf8)
+            appendInteger(integer, to: &bytes)
         } else {
             bytes.append(contentsOf: "\(number)".utf8)
         }

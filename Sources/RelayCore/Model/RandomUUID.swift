@@ -73,36 +73,32 @@ extension UUID {
     /// `UUID(uuidString:)`, which goes through `sscanf`: the relay turns each APNs receipt id back into its `apns-id`.
     /// `nil` for anything else.
     package init?(text: String) {
+        let utf8 = text.utf8
+        guard utf8.count == 36 else { return nil }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let parsed = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
-            var at = 0
-            var high: UInt8? = nil
-            var count = 0
-            for byte in text.utf8 {
-                count += 1
-                guard count <= 36 else { return false }
-                if count == 9 || count == 14 || count == 19 || count == 24 {
+            var digits = 0
+            for (position, byte) in utf8.enumerated() {
+                if position == 8 || position == 13 || position == 18 || position == 23 {
                     guard byte == UInt8(ascii: "-") else { return false }
                     continue
                 }
-                let nibble: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = byte - UInt8(ascii: "A") + 10
-                default: return false
-                }
-                if let first = high {
-                    bytes[at] = first << 4 | nibble
-                    at += 1
-                    high = nil
-                } else {
-                    high = nibble
-                }
+                guard let nibble = Self.hexValue(byte) else { return false }
+                bytes[digits / 2] |= digits % 2 == 0 ? nibble << 4 : nibble
+                digits += 1
             }
-            return count == 36
+            return true
         }
         guard parsed else { return nil }
         self.init(uuid: uuid)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -65,8 +65,8 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Clients cut off by a timeout, by what they were sending: `header` or `body`.
     static let timeoutsCounterLabel = "relay_http_client_timeouts_total"
 
-    /// What happens when ``deadline`` passes.
-    private enum Cut {
+    /// What happens when ``deadline`` passes. The raw value is the `phase` label of ``timeoutsCounterLabel``.
+    private enum Cut: String {
         /// The request's headers are late: close.
         case header
         /// The request's body is late: close, unless it kept ``ConnectionLimits/bodyMinimumBytesPerSecond``.
@@ -249,8 +249,7 @@ final class RequestTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler
             self.setDeadline(context, in: self.limits.bodyTimeout, .body)
             self.armTimer(context)
         case .header, .body:
-            let phase = deadline.cut == .header ? "header" : "body"
-            Counter(label: Self.timeoutsCounterLabel, dimensions: [("phase", phase)]).increment()
+            Counter(label: Self.timeoutsCounterLabel, dimensions: [("phase", deadline.cut.rawValue)]).increment()
             context.close(promise: nil)
         }
     }
