@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import RelayCore
 import RelayProviders
 import RelaySimulator
@@ -592,5 +593,47 @@ import Testing
             ]
         )
         #expect(configurationProblemKeys("[expo]\naccess_token = \"expo\\ttoken\"") == ["expo.access_token"])
+    }
+}
+
+/// `[server]`'s limits on what a client's connection may cost (issue 20): read from the file, the documented defaults
+/// when absent, refused out of range, and handed to the listener as they were written.
+@Suite struct ServerLimitsConfigurationTests {
+    @Test func theLimitsAreReadAndReachTheListener() throws {
+        let configuration = try #require(
+            parsedConfiguration(
+                """
+                [server]
+                header_timeout_ms = 2500
+                body_timeout_ms = 7000
+                body_min_bytes_per_second = 0
+                idle_timeout_ms = 45000
+                max_connections = 300
+                """))
+        let limits = ConnectionLimits(configuration.server)
+        #expect(limits.headerTimeout == .milliseconds(2_500))
+        #expect(limits.bodyTimeout == .milliseconds(7_000))
+        #expect(limits.bodyMinimumBytesPerSecond == 0)
+        #expect(limits.idleTimeout == .milliseconds(45_000))
+        #expect(limits.maxConnections == 300)
+    }
+
+    @Test func withoutThemTheDefaultsApply() throws {
+        let server = try #require(parsedConfiguration("[server]\nlisten = \"127.0.0.1:8080\"")).server
+        #expect(server.headerTimeoutMs == 10_000)
+        #expect(server.bodyTimeoutMs == 30_000)
+        #expect(server.bodyMinBytesPerSecond == 1_024)
+        #expect(server.idleTimeoutMs == 60_000)
+    }
+
+    @Test(arguments: [
+        ("[server]\nheader_timeout_ms = 99", "server.header_timeout_ms"),
+        ("[server]\nbody_timeout_ms = 99", "server.body_timeout_ms"),
+        ("[server]\nbody_min_bytes_per_second = -1", "server.body_min_bytes_per_second"),
+        ("[server]\nidle_timeout_ms = 0", "server.idle_timeout_ms"),
+        ("[server]\nmax_connections = 0", "server.max_connections"),
+    ])
+    func aLimitOutOfRangeIsReportedByItsKey(toml: String, key: String) {
+        #expect(configurationProblemKeys(toml) == [key])
     }
 }
