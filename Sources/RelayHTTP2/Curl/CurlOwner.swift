@@ -106,12 +106,12 @@ final class CurlOwner {
     private func handle(_ event: HTTP2Pool.Event) {
         let now = clock.now
         switch event {
-        case .submit(let id, let request, let timeout, let continuation):
+        case .submit(let id, let request, let timeout, let completion):
             let deadline = now + timeout
             let transfer = CurlTransfer(
                 id: id,
                 request: request,
-                continuation: continuation,
+                completion: completion,
                 submitted: now,
                 deadline: deadline,
                 maxResponseBytes: configuration.maxResponseBytes
@@ -391,11 +391,11 @@ final class CurlOwner {
         case .success(let response):
             statistics.completed += 1
             publishStatistics()
-            transfer.continuation.resume(returning: response)
+            transfer.completion.resume(returning: response)
         case .failure(let error):
             statistics.failed[error.kind, default: 0] += 1
             publishStatistics()
-            transfer.continuation.resume(throwing: error)
+            transfer.completion.resume(throwing: error)
         }
     }
 
@@ -415,7 +415,7 @@ final class CurlOwner {
         }
         let (lateEvents, waiters) = shared.ownerExiting()
         for event in lateEvents {
-            if case .submit(_, _, _, let continuation) = event { continuation.resume(throwing: late) }
+            if case .submit(_, _, _, let completion) = event { completion.resume(throwing: late) }
         }
         for easy in spareHandles { curl_easy_cleanup(easy) }
         spareHandles.removeAll()

@@ -8,7 +8,7 @@ import Foundation
 final class CurlTransfer {
     let id: HTTP2Pool.RequestID
     let request: HTTP2Request
-    let continuation: HTTP2Pool.Continuation
+    let completion: HTTP2Pool.Completion
     let submitted: ContinuousClock.Instant
     let deadline: ContinuousClock.Instant
     let maxResponseBytes: Int
@@ -29,14 +29,14 @@ final class CurlTransfer {
     init(
         id: HTTP2Pool.RequestID,
         request: HTTP2Request,
-        continuation: HTTP2Pool.Continuation,
+        completion: HTTP2Pool.Completion,
         submitted: ContinuousClock.Instant,
         deadline: ContinuousClock.Instant,
         maxResponseBytes: Int
     ) {
         self.id = id
         self.request = request
-        self.continuation = continuation
+        self.completion = completion
         self.submitted = submitted
         self.deadline = deadline
         self.maxResponseBytes = maxResponseBytes

@@ -562,7 +562,7 @@ final class NGHTTP2Stream {
     let requestID: HTTP2Pool.RequestID
     let request: HTTP2Request
     let path: String
-    let continuation: HTTP2Pool.Continuation
+    let completion: HTTP2Pool.Completion
     /// When the request was taken and when its current stream started, as the pool's state machine counts time.
     let submitted: Moment
     var started: Moment?
@@ -587,13 +587,13 @@ final class NGHTTP2Stream {
         requestID: HTTP2Pool.RequestID,
         request: HTTP2Request,
         path: String,
-        continuation: HTTP2Pool.Continuation,
+        completion: HTTP2Pool.Completion,
         submitted: Moment
     ) {
         self.requestID = requestID
         self.request = request
         self.path = path
-        self.continuation = continuation
+        self.completion = completion
         self.submitted = submitted
     }
 

@@ -12,8 +12,9 @@ import Glibc
 /// `relay-bench transport` measured at about 3–4 % of the event loop's time. They are safe because the driver is
 /// confined to its loop's thread (its `Sendable` conformance is unavailable) and no access to one of them is in
 /// progress while code that could touch the same property runs: the state machine's methods are pure; resuming a
-/// continuation only enqueues its task; an event lent to `handle` (`events[index]`) is the only access to `events`
-/// in the meantime. The compiler still checks every static exclusivity rule.
+/// completion only enqueues a task (or records a batch member's result under the batch's own lock); an event lent to
+/// `handle` (`events[index]`) is the only access to `events` in the meantime. The compiler still checks every static
+/// exclusivity rule.
 final class NGHTTP2PoolDriver {
     let shared: HTTP2Pool.Shared
     private let configuration: HTTP2PoolConfiguration
@@ -26,7 +27,7 @@ final class NGHTTP2PoolDriver {
     /// being parsed again (every request of a pool goes to one origin).
     private var originPrefix: [UInt8] = []
     /// Callers to resume at the end of the loop turn, after the counters are published once for all of them.
-    @exclusivity(unchecked) private var completions: [(HTTP2Pool.Continuation, Result<HTTP2Response, any Error>)] = []
+    @exclusivity(unchecked) private var completions: [(HTTP2Pool.Completion, Result<HTTP2Response, any Error>)] = []
     private var dns = DNSCache()
     /// Every request from submission until its caller is resumed, with its stream state.
     @exclusivity(unchecked) private var pending: [HTTP2Pool.RequestID: NGHTTP2Stream] = [:]
@@ -72,8 +73,8 @@ final class NGHTTP2PoolDriver {
             guard !isClosed else {
                 // The pool closed within this batch (a shutdown with nothing left to finish): what came after fails
                 // as a submission after the owner's exit does, and no caller is left waiting.
-                if case .submit(_, _, _, let continuation) = events[index] {
-                    continuation.resume(throwing: HTTP2Error(.shuttingDown, detail: "the pool is shut down"))
+                if case .submit(_, _, _, let completion) = events[index] {
+                    completion.resume(throwing: HTTP2Error(.shuttingDown, detail: "the pool is shut down"))
                 }
                 continue
             }
@@ -90,19 +91,19 @@ final class NGHTTP2PoolDriver {
 
     private func handle(_ event: HTTP2Pool.Event, now: ContinuousClock.Instant) {
         switch event {
-        case .submit(let id, let request, let timeout, let continuation):
+        case .submit(let id, let request, let timeout, let completion):
             guard let path = path(of: request.url) else {
                 statistics.failed[.invalidRequest, default: 0] += 1
                 completions.append(
                     (
-                        continuation,
+                        completion,
                         .failure(HTTP2Error(.invalidRequest, detail: "not an https URL of the pool's origin"))
                     ))
                 return
             }
             let at = moment(of: now)
             pending[id] = NGHTTP2Stream(
-                requestID: id, request: request, path: path, continuation: continuation, submitted: at)
+                requestID: id, request: request, path: path, completion: completion, submitted: at)
             let (sum, overflow) = at.nanoseconds.addingReportingOverflow(nanoseconds(of: timeout))
             let deadline = Moment(nanoseconds: overflow ? .max : sum)  // a timeout of centuries never passes
             perform(
@@ -238,7 +239,7 @@ final class NGHTTP2PoolDriver {
     private func resume(
         _ id: HTTP2Pool.RequestID, _ stream: NGHTTP2Stream, with result: Result<HTTP2Response, HTTP2Error>
     ) {
-        completions.append((stream.continuation, result.mapError { $0 as any Error }))
+        completions.append((stream.completion, result.mapError { $0 as any Error }))
     }
 
     /// Publishes the counters, then resumes the callers finished in this turn: a caller that reads the counters
@@ -248,7 +249,7 @@ final class NGHTTP2PoolDriver {
         guard !completions.isEmpty else { return }
         // Resuming only enqueues the callers' tasks elsewhere; nothing re-enters the driver meanwhile. Each result is
         // moved out of the list (the order of resumption does not matter), not copied and released twice.
-        while let (continuation, result) = completions.popLast() { continuation.resume(with: result) }
+        while let (completion, result) = completions.popLast() { completion.resume(with: result) }
     }
 
     private func openConnection(_ id: HTTP2Pool.ConnectionID, now: ContinuousClock.Instant) {
@@ -439,7 +440,7 @@ final class NGHTTP2PoolDriver {
         deliverCompletions()
         let (lateEvents, waiters) = shared.ownerExiting()
         for event in lateEvents {
-            if case .submit(_, _, _, let continuation) = event { continuation.resume(throwing: late) }
+            if case .submit(_, _, _, let completion) = event { completion.resume(throwing: late) }
         }
         for waiter in waiters { waiter.resume() }
     }

@@ -6,18 +6,86 @@ extension HTTP2Pool {
     /// Unchecked (`UnsafeContinuation`, which saves an allocation and an atomic exchange per request over
     /// `CheckedContinuation`) because each one is resumed exactly once, by construction: ``Shared/submit`` either
     /// resumes it itself (refusal) or appends it to the inbox, never both; the owner takes each event once, keeps the
-    /// continuation under one request id and removes it from its table before resuming it; the state machine ends
+    /// completion under one request id and removes it from its table before resuming it; the state machine ends
     /// every request in exactly one finish, fail or cancel action, and the owner's exit resumes what is left in its
     /// table and in the inbox, which it empties under the lock (``Shared/ownerExiting()``), after which
     /// ``Shared/submit`` refuses. The state machine tests check the exactly-once ending of every request.
     typealias Continuation = UnsafeContinuation<HTTP2Response, any Error>
+
+    /// How the owner hands one request's result back: to its own caller (``HTTP2Pool/send(_:)``), or to the batch it
+    /// belongs to (``HTTP2Pool/send(all:)``), which resumes its caller once, when its last request ends. Either is
+    /// completed exactly once, for the reasons ``Continuation`` gives.
+    enum Completion: Sendable {
+        case caller(Continuation)
+        case member(Batch, index: Int)
+
+        func resume(with result: Result<HTTP2Response, any Error>) {
+            switch self {
+            case .caller(let continuation): continuation.resume(with: result)
+            case .member(let batch, let index): batch.complete(index, with: result)
+            }
+        }
+
+        func resume(returning response: HTTP2Response) {
+            resume(with: .success(response))
+        }
+
+        func resume(throwing error: any Error) {
+            resume(with: .failure(error))
+        }
+    }
+
+    /// The requests of one ``HTTP2Pool/send(all:)``: their results as they end, and the caller, resumed once with
+    /// all of them when the last one ends.
+    ///
+    /// `relay-bench relay` (batched APNs, 100 notifications a relay request): one continuation, one task resumed and
+    /// one inbox hand-over for the lot, instead of one each per notification.
+    final class Batch: Sendable {
+        typealias Results = [Result<HTTP2Response, any Error>]
+
+        private struct State {
+            var results: [Result<HTTP2Response, any Error>?]
+            var remaining: Int
+        }
+
+        private let state: Mutex<State>
+        /// Resumed exactly once: by the member whose result makes `remaining` zero, which happens once, under the
+        /// lock, since each member is completed exactly once (see ``Completion``).
+        private let continuation: UnsafeContinuation<Results, Never>
+
+        init(count: Int, continuation: UnsafeContinuation<Results, Never>) {
+            self.state = Mutex(State(results: Array(repeating: nil, count: count), remaining: count))
+            self.continuation = continuation
+        }
+
+        /// Records member `index`'s result; the last one resumes the caller, outside the lock.
+        func complete(_ index: Int, with result: Result<HTTP2Response, any Error>) {
+            let finished = state.withLock { state -> Results? in
+                state.results[index] = result
+                state.remaining -= 1
+                guard state.remaining == 0 else { return nil }
+                // Every member has its result here: none is nil.
+                return state.results.map { $0 ?? .failure(HTTP2Error(.cancelled)) }
+            }
+            if let finished { continuation.resume(returning: finished) }
+        }
+
+        /// Every member refused at once, before any reached the owner.
+        func refuseAll(_ error: HTTP2Error) {
+            let count = state.withLock { state in
+                state.remaining = 0
+                return state.results.count
+            }
+            continuation.resume(returning: Array(repeating: .failure(error), count: count))
+        }
+    }
 
     /// What callers and the owner exchange.
     enum Event: Sendable {
         /// The request and how long it may take; its deadline counts from when the owner takes it (within a loop
         /// turn of the call). A `Duration` rather than an instant: `ContinuousClock.Instant` is resilient, and every
         /// copy of an event holding one would be a call through its value witnesses.
-        case submit(RequestID, HTTP2Request, Duration, Continuation)
+        case submit(RequestID, HTTP2Request, Duration, Completion)
         case cancel(RequestID)
         case shutdown(deadline: ContinuousClock.Instant)
         /// The nghttp2 backend's DNS look-up for a connection finished (off the event loop).
@@ -55,8 +123,8 @@ extension HTTP2Pool {
         }
 
         /// Takes an id before the request exists, so that its cancellation handler can name it.
-        func reserve() -> RequestID {
-            nextID.add(1, ordering: .relaxed).oldValue
+        func reserve(_ count: Int = 1) -> RequestID {
+            nextID.add(RequestID(count), ordering: .relaxed).oldValue
         }
 
         /// Hands a request to the owner; called on the caller's task, inside its continuation's closure.
@@ -67,17 +135,53 @@ extension HTTP2Pool {
             continuation: Continuation
         ) {
             let refusal: HTTP2Error? = inbox.withLock { inbox in
-                if inbox.ownerExited { return HTTP2Error(.shuttingDown, detail: "the pool is shut down") }
-                if Task.isCancelled { return HTTP2Error(.cancelled) }
-                append(.submit(id, request, timeout, continuation), to: &inbox)
+                if let refusal = Self.refusal(of: inbox) { return refusal }
+                append(.submit(id, request, timeout, .caller(continuation)), to: &inbox)
                 return nil
             }
             if let refusal { continuation.resume(throwing: refusal) }
         }
 
+        /// Hands the requests of a batch to the owner under one lock, with at most one wake-up; their ids are
+        /// `first`, `first + 1`, …. Either all reach the inbox or all are refused.
+        func submit(
+            first: RequestID,
+            requests: [HTTP2Request],
+            timeout: (HTTP2Request) -> Duration,
+            batch: Batch
+        ) {
+            let refusal: HTTP2Error? = inbox.withLock { inbox in
+                if let refusal = Self.refusal(of: inbox) { return refusal }
+                let wasEmpty = inbox.events.isEmpty
+                inbox.events.reserveCapacity(inbox.events.count + requests.count)
+                for (index, request) in requests.enumerated() {
+                    let id = first + RequestID(index)
+                    inbox.events.append(.submit(id, request, timeout(request), .member(batch, index: index)))
+                }
+                if wasEmpty { wake() }
+                return nil
+            }
+            if let refusal { batch.refuseAll(refusal) }
+        }
+
+        /// Why a submission is refused before it reaches the owner; under the inbox's lock.
+        private static func refusal(of inbox: Inbox) -> HTTP2Error? {
+            if inbox.ownerExited { return HTTP2Error(.shuttingDown, detail: "the pool is shut down") }
+            if Task.isCancelled { return HTTP2Error(.cancelled) }
+            return nil
+        }
+
         func cancel(_ id: RequestID) {
             inbox.withLock { inbox in
                 if !inbox.ownerExited { append(.cancel(id), to: &inbox) }
+            }
+        }
+
+        /// Cancels the requests of a batch (see ``submit(first:requests:timeout:batch:)``).
+        func cancel(_ ids: Range<RequestID>) {
+            inbox.withLock { inbox in
+                guard !inbox.ownerExited else { return }
+                for id in ids { append(.cancel(id), to: &inbox) }
             }
         }
 

@@ -60,6 +60,34 @@ package final class HTTP2Pool: Sendable {
         }
     }
 
+    /// Sends requests together and waits until every one has ended; one result per request, in order.
+    ///
+    /// Each request is a stream of its own, exactly as if sent with ``send(_:)``, with the same errors (a cancelled
+    /// one fails with `CancellationError`); they only reach the owner under one lock and one wake-up, and the caller
+    /// is resumed once, when the last has ended, rather than once per request. For senders with many requests ready
+    /// at once (the notifications of one relay request to APNs or FCM), whose caller needs them all.
+    package func send(all requests: [HTTP2Request]) async -> [Result<HTTP2Response, any Error>] {
+        guard !requests.isEmpty else { return [] }
+        let first = shared.reserve(requests.count)
+        let ids = first..<(first + RequestID(requests.count))
+        let results = await withTaskCancellationHandler {
+            await withUnsafeContinuation { continuation in
+                shared.submit(
+                    first: first, requests: requests,
+                    timeout: { $0.timeout ?? self.configuration.requestTimeout },
+                    batch: Batch(count: requests.count, continuation: continuation))
+            }
+        } onCancel: {
+            shared.cancel(ids)
+        }
+        return results.map { result in
+            result.mapError { error in
+                if let error = error as? HTTP2Error, error.kind == .cancelled { return CancellationError() }
+                return error
+            }
+        }
+    }
+
     /// Graceful shutdown: admits nothing new, lets queued and in-flight requests finish for up to `gracePeriod`,
     /// then fails what is left and closes the connections. Returns once the owner has closed everything and the
     /// pool refuses new requests: a ``send(_:)`` after it throws ``HTTP2Error`` `shuttingDown` at once (see
