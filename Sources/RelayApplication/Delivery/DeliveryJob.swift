@@ -239,17 +239,19 @@ final class DeliveryJob: Sendable {
                 for item in items { record(item, report) }
                 continue
             }
-            // APNs and FCM by their concrete types, so that each push calls its sender's specialised `send` directly:
-            // through the generic conformance below, every push in flight also held the generic entry point's async
-            // frame and the witness's (about 1.1 KB; `relay-bench relay`, batched phase, 2,000 in flight).
+            // APNs and FCM by their concrete types, so that the send calls its sender's specialised entry point
+            // directly, not through the generic conformance's witness. Their pushes go together, each reported as
+            // soon as its outcome is known (``ProviderSender/send(each:report:)``).
+            let pushes = items.map(\.push)
+            let report: @Sendable (Int, DeliveryReport) -> Void = { position, report in
+                self.record(items[position], report)
+            }
             if let apns = sender as? APNsSender {
-                for item in items { sends.append { self.record(item, await apns.send(item.push)) } }
+                sends.append { await apns.send(each: pushes, report: report) }
             } else if let fcm = sender as? FCMSender {
-                for item in items { sends.append { self.record(item, await fcm.send(item.push)) } }
+                sends.append { await fcm.send(each: pushes, report: report) }
             } else if let single = sender as? any SinglePushSender {
-                for item in items {
-                    sends.append { self.record(item, await single.send(item.push)) }
-                }
+                sends.append { await single.send(each: pushes, report: report) }
             } else {
                 sends.append {
                     let reports = await sender.send(items.map(\.push))
@@ -312,6 +314,19 @@ final class DeliveryJob: Sendable {
 /// A sender that sends each push on its own (APNs, FCM), so that every outcome is known as soon as it arrives.
 package protocol SinglePushSender: PushSender {
     func send(_ push: ResolvedPush) async -> DeliveryReport
+    /// Sends every push on its own and reports each outcome, with the push's position, as soon as it is known.
+    func send(each pushes: [ResolvedPush], report: @escaping @Sendable (Int, DeliveryReport) -> Void) async
+}
+
+extension SinglePushSender {
+    /// Each push through ``send(_:)-(ResolvedPush)``, concurrently.
+    package func send(each pushes: [ResolvedPush], report: @escaping @Sendable (Int, DeliveryReport) -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            for (position, push) in pushes.enumerated() {
+                group.addTask { report(position, await self.send(push)) }
+            }
+        }
+    }
 }
 
 extension ProviderSender: SinglePushSender where Upstream: SingleMessageUpstream {}

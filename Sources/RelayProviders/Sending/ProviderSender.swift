@@ -2,6 +2,7 @@ import Foundation
 package import Logging
 package import RelayCore
 import RelayHTTP2
+import Synchronization
 
 /// Sends notifications to one provider: the one send-and-classify path of every sender, with the provider's own
 /// parts plugged in (``ProviderUpstream``).
@@ -15,9 +16,13 @@ import RelayHTTP2
 /// ``ProviderUpstream/maxMessagesPerRequest``, concurrently when there are several; and classifies each answer, or the
 /// failure that stood for it, into one result per message.
 ///
-/// APNs and FCM take one notification per request: each push gets a loop of its own, so its outcome is known as soon
-/// as it arrives. The Expo pushes of one call share a loop; a retry resends only the messages whose verdicts asked
-/// for one, and a whole-request error counts for every message of its request.
+/// APNs and FCM take one notification per request, and each push is judged and retried on its own, as if sent alone.
+/// The pushes of one call make their first attempts together (``send(each:report:)``): while the upstream's gate is
+/// quiet they are admitted at once, their requests go to the pool in one hand-over, and the task is resumed once, when
+/// the last answer is in; each push that needs more than that one attempt goes on in a loop of its own
+/// (``RetryLoop/resume(after:started:terms:renewableCredential:gate:environment:attempt:)``). The Expo pushes of one
+/// call share a loop; a retry resends only the messages whose verdicts asked for one, and a whole-request error counts
+/// for every message of its request.
 package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
     package let upstream: Upstream
     /// The retry loop, with the policy and the upstreams' gates.
@@ -64,12 +69,165 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
         await sendOne(push)
     }
 
+    /// Sends every push and reports each one's outcome as soon as it is known, with the push's position; every push
+    /// is reported exactly once, from the calling task or from a child task of it.
+    ///
+    /// For APNs and FCM (one notification a request) the first attempts go together (see the type's overview): one
+    /// hand-over to the pool and one resumption for all of them, instead of a task, a retry loop and a continuation
+    /// for each (`relay-bench relay`, batched phase). For Expo, ``send(_:)-([ResolvedPush])``.
+    @_specialize(exported:true,where Upstream == APNsUpstream)
+    @_specialize(exported:true,where Upstream == FCMUpstream)
+    @_specialize(where Upstream == ExpoUpstream)
+    package func send(each pushes: [ResolvedPush], report: @escaping @Sendable (Int, DeliveryReport) -> Void) async {
+        await sendEach(pushes, report: report)
+    }
+
     @inline(never)
     private func sendAll(_ pushes: [ResolvedPush]) async -> [DeliveryReport] {
         guard Upstream.maxMessagesPerRequest > 1 else {
-            return await concurrentMap(pushes) { push in await self.sendOne(push) }
+            let collected = Collected(count: pushes.count)
+            await sendEach(pushes) { position, report in collected.store(report, at: position) }
+            return collected.reports
         }
         return await deliver(pushes)
+    }
+
+    @inline(never)
+    private func sendEach(_ pushes: [ResolvedPush], report: @escaping @Sendable (Int, DeliveryReport) -> Void) async {
+        guard Upstream.maxMessagesPerRequest == 1, pushes.count > 1 else {
+            if pushes.count == 1 {
+                report(0, await sendOne(pushes[0]))
+            } else {
+                for (position, outcome) in await deliver(pushes).enumerated() { report(position, outcome) }
+            }
+            return
+        }
+        let batch = prepare(pushes)
+        for refused in batch.refused { report(refused.position, refused.report) }
+        guard !batch.messages.isEmpty else { return }
+        let first = FirstAttempts(batch: batch, pushes: pushes, report: report)
+        // Every message of one APNs send goes to the same environment, almost always: one group.
+        let endpoints = batch.messages.map { upstream.endpoint(for: $0) }
+        let groups = Dictionary(grouping: batch.messages.indices, by: { ObjectIdentifier(endpoints[$0]) })
+        guard groups.count > 1 else {
+            await attemptTogether(Array(batch.messages.indices), endpoint: endpoints[0], first)
+            return
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for indices in groups.values {
+                group.addTask { await self.attemptTogether(indices, endpoint: endpoints[indices[0]], first) }
+            }
+        }
+    }
+
+    /// What the first attempts of one ``send(each:report:)`` share.
+    private struct FirstAttempts: Sendable {
+        let batch: Batch
+        let pushes: [ResolvedPush]
+        let report: @Sendable (Int, DeliveryReport) -> Void
+        /// Each message's push position (messages skip the pushes refused before sending).
+        let positions: [Int]
+
+        init(batch: Batch, pushes: [ResolvedPush], report: @escaping @Sendable (Int, DeliveryReport) -> Void) {
+            self.batch = batch
+            self.pushes = pushes
+            self.report = report
+            let refused = Set(batch.refused.map(\.position))
+            positions = refused.isEmpty ? Array(pushes.indices) : pushes.indices.filter { !refused.contains($0) }
+        }
+    }
+
+    /// The first attempts of the messages at `indices`, all to `endpoint`, together; then a loop of its own for each
+    /// message whose answer asks for more.
+    private func attemptTogether(_ indices: [Int], endpoint: UpstreamEndpoint, _ first: FirstAttempts) async {
+        let gate = retries.gate(for: ObjectIdentifier(endpoint), provider: Upstream.provider)
+        guard gate.isQuiet else {
+            // The circuit is open, half-open or counting failures: each push asks the gate for itself (one may go as
+            // the probe while the others are held), as a push sent alone does.
+            await withTaskGroup(of: Void.self) { group in
+                for index in indices {
+                    let position = first.positions[index]
+                    group.addTask { first.report(position, await self.sendOne(first.pushes[position])) }
+                }
+            }
+            return
+        }
+        let started = environment.instant()
+        gate.recordFirstAttempt(count: indices.count, now: started)
+        var token: String?
+        let results: [AttemptResult]
+        do {
+            token = try await self.token(replacing: nil)
+            results = await exchangeEach(indices.map { first.batch.messages[$0] }, endpoint: endpoint, token: token)
+        } catch {
+            results = Array(repeating: upstream.credentialFailure(error), count: indices.count)
+        }
+        let now = environment.instant()
+        var unfinished: [(index: Int, result: AttemptResult)] = []
+        for (index, result) in zip(indices, results) {
+            gate.requestEnded(result.signal, probe: false, now: now)
+            guard case .final(let outcome) = result.verdict else {
+                unfinished.append((index, result))
+                continue
+            }
+            var report = DeliveryReport(
+                outcome: outcome, attempts: 1, upstreamStatus: result.status, upstreamReason: result.reason,
+                latency: now - started)
+            complete(&report, of: first.batch.messages[index])
+            first.report(first.positions[index], report)
+        }
+        guard !unfinished.isEmpty else { return }
+        let lastToken = token
+        await withTaskGroup(of: Void.self) { group in
+            for (index, result) in unfinished {
+                group.addTask {
+                    var report = await self.goOn(
+                        after: result, started: started, message: first.batch.messages[index],
+                        terms: first.batch.terms[index], gate: gate, lastToken: lastToken)
+                    self.complete(&report, of: first.batch.messages[index])
+                    first.report(first.positions[index], report)
+                }
+            }
+        }
+    }
+
+    /// One message's attempts after its first, in a retry loop of its own.
+    private func goOn(
+        after result: AttemptResult,
+        started: ContinuousClock.Instant,
+        message: Upstream.Message,
+        terms: RetryLoop.Terms,
+        gate: UpstreamGate,
+        lastToken: String?
+    ) async -> DeliveryReport {
+        var lastToken = lastToken
+        let messages = [message]
+        return await retries.resume(
+            after: result,
+            started: started,
+            terms: terms,
+            renewableCredential: upstream.credential != nil,
+            gate: gate,
+            environment: environment
+        ) { pending, instructions in
+            await attempt(messages, pending, instructions, lastToken: &lastToken)
+        }
+    }
+
+    /// One request per message, handed to the endpoint's pool together; one result per message, in order.
+    private func exchangeEach(
+        _ messages: [Upstream.Message],
+        endpoint: UpstreamEndpoint,
+        token: String?
+    ) async -> [AttemptResult] {
+        let requests = messages.indices.map { request(for: messages[$0...$0], token: token, freshConnection: false).1 }
+        let responses = await endpoint.send(all: requests)
+        return zip(messages.indices, responses).map { index, response in
+            switch response {
+            case .success(let response): classify(response, for: messages[index...index])[0]
+            case .failure(let error): AttemptResult(failure: error)
+            }
+        }
     }
 
     @inline(never)
@@ -105,7 +263,7 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
     }
 
     /// The messages of the pushes to send, and the pushes refused before sending.
-    struct Batch {
+    struct Batch: Sendable {
         var messages: [Upstream.Message] = []
         /// Each message's deadline and criticality, in the order of ``messages``.
         var terms: [RetryLoop.Terms] = []
@@ -142,14 +300,15 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
     /// Completes and logs each sent message's report, and puts the refused pushes' reports in their places.
     @inline(never)
     private func finish(_ reports: inout [DeliveryReport], _ batch: Batch) {
-        for index in reports.indices {
-            if Upstream.deliveryAwaitsReceipt, case .delivered = reports[index].outcome {
-                reports[index].receiptPending = true
-            }
-            upstream.log(reports[index], of: batch.messages[index], to: logger)
-        }
+        for index in reports.indices { complete(&reports[index], of: batch.messages[index]) }
         // In increasing positions, so each lands where its push stood.
         for (position, report) in batch.refused { reports.insert(report, at: position) }
+    }
+
+    /// Completes and logs a sent message's final report.
+    private func complete(_ report: inout DeliveryReport, of message: Upstream.Message) {
+        if Upstream.deliveryAwaitsReceipt, case .delivered = report.outcome { report.receiptPending = true }
+        upstream.log(report, of: message, to: logger)
     }
 
     /// One attempt for the `pending` messages: the credential's token (renewed when the last answer refused it), then
@@ -252,6 +411,24 @@ package typealias FCMSender = ProviderSender<FCMUpstream>
 /// Sends to the Expo push service: the messages of one call go together, at most 100 per upstream request, and
 /// each ticket is mapped back to its message by position.
 package typealias ExpoSender = ProviderSender<ExpoUpstream>
+
+/// The reports of ``ProviderSender/send(_:)-([ResolvedPush])``, stored by position as they arrive.
+private final class Collected: Sendable {
+    private let stored: Mutex<[DeliveryReport?]>
+
+    init(count: Int) {
+        stored = Mutex(Array(repeating: nil, count: count))
+    }
+
+    func store(_ report: DeliveryReport, at position: Int) {
+        stored.withLock { $0[position] = report }
+    }
+
+    /// Every report, once the send has returned (each push is reported exactly once before that).
+    var reports: [DeliveryReport] {
+        stored.withLock { $0.compactMap { $0 } }
+    }
+}
 
 /// Runs `operation` for every element concurrently and returns the results in the elements' order.
 private func concurrentMap<Element: Sendable, Result: Sendable>(

@@ -114,24 +114,72 @@ package final class RetryLoop: Sendable {
         // temporaries stay on the thread's stack instead of growing every send's async frame.
         var state = State(terms: terms, renewableCredential: renewableCredential, started: environment.instant())
         gate.recordFirstAttempt(now: state.started)
-        while !state.pending.isEmpty {
-            guard await admit(&state, gate: gate, environment: environment) else { break }
-            let results = await attempt(state.pending, state.instructions)
-            let now = environment.instant()
-            gate.requestEnded(Self.signal(of: results), probe: state.probe, now: now)
-            let delay = judge(results, &state, now: now, random: environment.random)
-            count(state.retries, provider: gate.provider)
-            if let delay {
-                do {
-                    try await environment.sleep(delay)
-                } catch {
-                    state.reportWaiting(now: environment.instant())
-                    break
-                }
-            }
-            state.next()
-        }
+        await loop(&state, gate: gate, environment: environment, attempt: attempt)
         return state.finalReports
+    }
+
+    /// Goes on with one message whose first attempt was made outside the loop (``ProviderSender``'s first attempt
+    /// for the pushes of one relay request): as ``run(terms:renewableCredential:gate:environment:attempt:)`` would
+    /// after that attempt, from judging its `first` result on.
+    ///
+    /// The caller did for that attempt what the loop does for each of its own: it was admitted with the gate quiet
+    /// (``UpstreamGate/isQuiet``), counted as a first attempt, and its signal was reported
+    /// (``UpstreamGate/requestEnded(_:probe:now:)``).
+    ///
+    /// - Parameter started: when the first attempt began; the report's latency counts from it.
+    /// - Returns: the message's report.
+    func resume(
+        after first: AttemptResult,
+        started: ContinuousClock.Instant,
+        terms: Terms,
+        renewableCredential: Bool,
+        gate: UpstreamGate,
+        environment: SenderEnvironment,
+        attempt: (_ pending: PendingIndices, _ instructions: AttemptInstructions) async -> [AttemptResult]
+    ) async -> DeliveryReport {
+        var state = State(terms: [terms], renewableCredential: renewableCredential, started: started)
+        if await conclude([first], &state, gate: gate, environment: environment) {
+            await loop(&state, gate: gate, environment: environment, attempt: attempt)
+        }
+        return state.finalReports[0]
+    }
+
+    /// Runs attempts until every pending message has its outcome.
+    private func loop(
+        _ state: inout State,
+        gate: UpstreamGate,
+        environment: SenderEnvironment,
+        attempt: (_ pending: PendingIndices, _ instructions: AttemptInstructions) async -> [AttemptResult]
+    ) async {
+        while !state.pending.isEmpty {
+            guard await admit(&state, gate: gate, environment: environment) else { return }
+            let results = await attempt(state.pending, state.instructions)
+            gate.requestEnded(Self.signal(of: results), probe: state.probe, now: environment.instant())
+            guard await conclude(results, &state, gate: gate, environment: environment) else { return }
+        }
+    }
+
+    /// Judges an attempt's results, waits out the back-off before the next attempt and moves on to it.
+    ///
+    /// - Returns: `false` when the back-off was cancelled (each waiting message reported).
+    private func conclude(
+        _ results: [AttemptResult],
+        _ state: inout State,
+        gate: UpstreamGate,
+        environment: SenderEnvironment
+    ) async -> Bool {
+        let delay = judge(results, &state, now: environment.instant(), random: environment.random)
+        count(state.retries, provider: gate.provider)
+        if let delay {
+            do {
+                try await environment.sleep(delay)
+            } catch {
+                state.reportWaiting(now: environment.instant())
+                return false
+            }
+        }
+        state.next()
+        return true
     }
 
     /// Waits until the pending messages may go, reporting those whose deadline passes meanwhile.

@@ -31,6 +31,18 @@ package final class UpstreamEndpoint: Sendable {
         try await pool().send(request)
     }
 
+    /// Sends `requests`, whose URLs start with ``url``, together through the endpoint's pool and waits until every
+    /// one has ended (``HTTP2Pool/send(all:)``); one result per request, in order, with ``send(_:)``'s errors.
+    package func send(all requests: [HTTP2Request]) async -> [Result<HTTP2Response, any Error>] {
+        let pool: HTTP2Pool
+        do {
+            pool = try self.pool()
+        } catch {
+            return Array(repeating: .failure(error), count: requests.count)
+        }
+        return await pool.send(all: requests)
+    }
+
     private func pool() throws -> HTTP2Pool {
         try resolved.withLock { cached in
             if let cached { return cached }

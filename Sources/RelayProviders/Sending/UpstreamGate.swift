@@ -68,18 +68,23 @@ final class UpstreamGate: Sendable {
 
     var phase: CircuitBreaker.Phase { state.withLock { $0.breaker.phase } }
 
-    /// A send made its first attempt: it deposits its share in the budget (at the next locked step that reads it).
-    func recordFirstAttempt(now: ContinuousClock.Instant) {
+    /// Whether the circuit is closed with no failure counted: a first attempt then goes without asking
+    /// (``admit(needsToken:now:)`` answers `go` without a lock), so many may be admitted at once.
+    var isQuiet: Bool { quiet.load(ordering: .acquiring) }
+
+    /// `count` sends made their first attempts: each deposits its share in the budget (at the next locked step that
+    /// reads it).
+    func recordFirstAttempt(count: Int = 1, now: ContinuousClock.Instant) {
         guard anchored.load(ordering: .acquiring) else {
             // The first deposits under the lock: it starts the budget's clock (its deposits by time count from here).
             state.withLock { state in
                 deposit(into: &state, now: now)
-                state.budget.recordAttempts(1, now: now)
+                state.budget.recordAttempts(count, now: now)
             }
             anchored.store(true, ordering: .releasing)
             return
         }
-        undeposited.add(1, ordering: .relaxed)
+        undeposited.add(count, ordering: .relaxed)
     }
 
     /// Deposits the first attempts counted since the last deposit; under the lock.
