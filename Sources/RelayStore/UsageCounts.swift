@@ -110,7 +110,7 @@ package struct UsageKey: Sendable, Hashable {
 
     /// The UTC day of `date` as `YYYY-MM-DD`.
     package static func day(of date: Date) -> String {
-        String(AuditTime.iso8601(millis: AuditTime.millis(date)).prefix(10))
+        AuditTime.day(millis: AuditTime.millis(date))
     }
 }
 

@@ -35,6 +35,10 @@ package struct AuditRecord: Sendable, Equatable {
     }
 
     /// The entry's fields (`timeMillis`, `time`, `event`, `tenantID`, …, `detail`).
+    ///
+    /// Inlinable, so that a caller in another module reads the field directly: called through, each access applies
+    /// the key path at run time and copies the whole entry.
+    @inlinable
     package subscript<Value>(dynamicMember field: WritableKeyPath<AuditEntry, Value>) -> Value {
         get { entry[keyPath: field] }
         set { entry[keyPath: field] = newValue }
