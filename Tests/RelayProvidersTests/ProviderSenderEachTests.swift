@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import RelayCore
 import RelayHTTP2
@@ -62,7 +63,8 @@ struct ProviderSenderEachTests {
         #expect(byPosition[0].outcome.errorCode == "DeviceNotRegistered")
         #expect(byPosition[0].attempts == 1)
         // Credential refused once, unavailable twice: each retried in its own loop, then delivered.
-        #expect(byPosition[1...2].map(\.outcome.shortDescription) == ["delivered", "delivered"], "\(byPosition[1...2])")
+        #expect(
+            byPosition[1...2].map(\.outcome.shortDescription) == ["delivered", "delivered"], "\(byPosition[1...2])")
         #expect(byPosition[1...2].map(\.attempts) == [2, 3])
         let rest = byPosition[3...]
         #expect(rest.allSatisfy { $0.attempts == 1 })
@@ -97,7 +99,8 @@ struct ProviderSenderEachTests {
         var big = PushMessage(
             to: [Self.token(.apns, "", 0)], title: "Deploy", body: String(repeating: "x", count: 5000))
         big.provider = .apns
-        var small = PushMessage(to: [Self.token(.apns, "", 1), Self.token(.apns, "0410", 2)], title: "Deploy", body: "")
+        var small = PushMessage(
+            to: [Self.token(.apns, "", 1), Self.token(.apns, "0410", 2)], title: "Deploy", body: "")
         small.provider = .apns
         let pushes = try resolved(small) + resolved(big)
         let reports = Reports()
@@ -121,5 +124,43 @@ struct ProviderSenderEachTests {
             #expect(report.outcome.errorCode == (position % 10 == 3 ? "DeviceNotRegistered" : nil), "\(position)")
         }
         try await harness.close()
+    }
+}
+
+/// The pushes of one message share their APNs payload, encoded once; a push of another message gets its own.
+@Suite struct APNsPayloadSharingTests {
+    @Test func thePushesOfOneMessageShareTheirPayloadAndEachKeepsItsOwnHeaders() throws {
+        let settings = PayloadSettings(
+            apnsTopic: "com.example.app", apnsDefaultEnvironment: .production, fcmProjectId: "p")
+        let upstream = APNsUpstream(
+            configuration: APNsSenderConfiguration(payload: settings, productionEndpoint: "https://127.0.0.1:1"),
+            tokens: APNsTokenProvider(teamID: "TEAM123456", keyID: "KEY1234567", key: P256.Signing.PrivateKey()),
+            client: HTTP2Client()
+        )
+        var message = PushMessage(
+            to: (0..<3).map { ProviderSenderEachTests.token(.apns, "", $0) }, title: "Deploy", body: "done",
+            data: ["n": .int(1)], ttl: 60)
+        message.provider = .apns
+        var other = message
+        other.title = "Rollback"
+        let pushes = try resolved(message) + resolved(other)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var previous: (push: ResolvedPush, message: APNsRequest)?
+        var built: [APNsRequest] = []
+        for push in pushes {
+            let request = try upstream.message(for: push, now: now, following: previous)
+            built.append(request)
+            previous = (push, request)
+        }
+        for (push, request) in zip(pushes, built) {
+            let alone = try APNsRequest(
+                push: push, settings: settings, now: now, apnsID: try #require(UUID(uuidString: request.apnsID)))
+            #expect(request == alone, "the same request as one built alone")
+        }
+        #expect(Set(built.map(\.apnsID)).count == 6, "each push its own apns-id")
+        #expect(built[3].body != built[0].body, "another message, another payload")
+        let storage = built.map { $0.body.withUnsafeBufferPointer { $0.baseAddress } }
+        #expect(storage[1] == storage[0] && storage[2] == storage[0], "encoded once for the pushes of one message")
+        #expect(storage[3] != storage[0] && storage[4] == storage[3] && storage[5] == storage[3])
     }
 }

@@ -17,12 +17,16 @@ package struct APNsRequest: Sendable, Equatable {
     /// - Parameters:
     ///   - now: the current time, for `apns-expiration` from `ttl`.
     ///   - apnsID: a fresh UUID for this push; retries reuse it.
+    ///   - body: the payload of a request built for another push of the same message, push type and criticality,
+    ///     which this one's would repeat byte for byte (the payload holds neither the token nor the id); `nil` builds
+    ///     it.
     /// - Throws: ``MessageTooBig`` when the payload exceeds 4096 bytes (5120 for VoIP).
     package init(
         push: ResolvedPush,
         settings: PayloadSettings,
         now: Date,
-        apnsID: UUID
+        apnsID: UUID,
+        body: [UInt8]? = nil
     ) throws(MessageTooBig) {
         let message = push.message
         let pushType = push.pushType
@@ -44,12 +48,16 @@ package struct APNsRequest: Sendable, Equatable {
         headers.append(HeaderField("apns-id", self.apnsID))
         self.headers = headers
 
-        var payload = message.data ?? [:]
-        if let image = message.image { payload["image"] = .string(image) }
-        payload["aps"] = .object(APNsPayload.aps(push))
-        self.body = JSONValue.object(payload).encodedBytes()
-        if body.count > pushType.payloadLimit {
-            throw MessageTooBig(provider: .apns, size: body.count, limit: pushType.payloadLimit)
+        if let body {
+            self.body = body
+        } else {
+            var payload = message.data ?? [:]
+            if let image = message.image { payload["image"] = .string(image) }
+            payload["aps"] = .object(APNsPayload.aps(push))
+            self.body = JSONValue.object(payload).encodedBytes()
+        }
+        if self.body.count > pushType.payloadLimit {
+            throw MessageTooBig(provider: .apns, size: self.body.count, limit: pushType.payloadLimit)
         }
     }
 }

@@ -35,6 +35,22 @@ package struct APNsUpstream: SingleMessageUpstream {
         try APNsRequest(push: push, settings: payload, now: now, apnsID: push.apnsID ?? UUID.random())
     }
 
+    /// The pushes of one message (its `to` list) share their payload: it is encoded once, for the first of them
+    /// (`relay-bench relay`, batched phase: building the payload was about 3 % of the relay's CPU per notification).
+    /// Two pushes come from the same message when their messages are equal; those of one `to` list share their
+    /// storage, so the comparison ends at the first field.
+    package func message(
+        for push: ResolvedPush,
+        now: Date,
+        following previous: (push: ResolvedPush, message: APNsRequest)?
+    ) throws(MessageTooBig) -> APNsRequest {
+        guard let previous, previous.push.pushType == push.pushType, previous.push.isCritical == push.isCritical,
+            previous.push.message == push.message
+        else { return try message(for: push, now: now) }
+        return try APNsRequest(
+            push: push, settings: payload, now: now, apnsID: push.apnsID ?? UUID.random(), body: previous.message.body)
+    }
+
     package func endpoint(for message: APNsRequest) -> UpstreamEndpoint {
         message.environment == .production ? production : sandbox
     }

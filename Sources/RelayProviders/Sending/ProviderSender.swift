@@ -279,9 +279,12 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
         var batch = Batch()
         batch.messages.reserveCapacity(pushes.count)
         batch.terms.reserveCapacity(pushes.count)
+        var previous: (push: ResolvedPush, message: Upstream.Message)?
         for (position, push) in pushes.enumerated() {
             do {
-                batch.messages.append(try upstream.message(for: push, now: now))
+                let message = try upstream.message(for: push, now: now, following: previous)
+                batch.messages.append(message)
+                previous = (push, message)
                 var deadline = retries.policy.deadline(
                     start: start, ttl: push.message.ttl, expiration: push.message.expiration, date: now)
                 if let sendDeadline = push.sendDeadline {

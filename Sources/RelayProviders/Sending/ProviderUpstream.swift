@@ -28,6 +28,15 @@ package protocol ProviderUpstream: Sendable {
     /// - Throws: ``MessageTooBig`` when its payload is over the provider's limit; it is then never sent.
     func message(for push: ResolvedPush, now: Date) throws(MessageTooBig) -> Message
 
+    /// Builds the message for `push` as ``message(for:now:)`` does, given the push before it in the same send and the
+    /// message built for it: an upstream whose body depends on the notification's content alone (APNs) reuses that
+    /// body when both pushes come from the same message. By default, ``message(for:now:)``.
+    func message(
+        for push: ResolvedPush,
+        now: Date,
+        following previous: (push: ResolvedPush, message: Message)?
+    ) throws(MessageTooBig) -> Message
+
     /// The endpoint `message` goes to; the messages of one request all go to the same one.
     func endpoint(for message: Message) -> UpstreamEndpoint
 
@@ -48,6 +57,14 @@ package protocol ProviderUpstream: Sendable {
 
 extension ProviderUpstream {
     package static var deliveryAwaitsReceipt: Bool { false }
+
+    package func message(
+        for push: ResolvedPush,
+        now: Date,
+        following previous: (push: ResolvedPush, message: Message)?
+    ) throws(MessageTooBig) -> Message {
+        try message(for: push, now: now)
+    }
 
     package func credentialFailure(_ error: any Error) -> AttemptResult {
         AttemptResult(failure: error)
