@@ -153,11 +153,8 @@ package final class RateLimiterRegistry: Sendable {
     /// Takes one notification from a device's per-minute allowance.
     package func admitDevice(tenantID: String, fingerprint: String, now: Date) -> Bool {
         limiters.withLock { limiters in
-            guard limiters[tenantID] != nil else { return true }
-            return limiters[tenantID, default: TenantRateLimiter(limits: .init())].admitDevice(
-                fingerprint,
-                now: now.timeIntervalSince1970
-            )
+            // One look-up, the limiter changed in place; a tenant without a limiter here is not limited per device.
+            limiters[tenantID]?.admitDevice(fingerprint, now: now.timeIntervalSince1970) ?? true
         }
     }
 }

@@ -63,7 +63,7 @@ package enum CanonicalJSON {
     }
 
     /// `"key":` for a key that needs no escaping (the audit record's field names), then the separator before the next.
-    static func appendKey(_ key: StaticString, first: Bool, to bytes: inout [UInt8]) {
+    package static func appendKey(_ key: StaticString, first: Bool, to bytes: inout [UInt8]) {
         if !first { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes.append(contentsOf: $0) }
@@ -71,7 +71,7 @@ package enum CanonicalJSON {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    static func appendInteger(_ number: Int64, to bytes: inout [UInt8]) {
+    package static func appendInteger(_ number: Int64, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: String(number).utf8)
     }
 
@@ -91,7 +91,7 @@ package enum CanonicalJSON {
     /// Escapes byte by byte: every byte that needs escaping is ASCII, and the bytes of a multi-byte UTF-8 sequence
     /// are all ≥ 0x80, so they pass through untouched. A string with nothing to escape (almost every one: ids, names,
     /// outcomes) is copied whole.
-    static func appendString(_ text: String, to bytes: inout [UInt8]) {
+    package static func appendString(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
             guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {

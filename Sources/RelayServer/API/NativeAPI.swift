@@ -36,11 +36,10 @@ struct NativeAPI: Sendable {
         }
         var headers = result.rateLimit.headers
         if result.asynchronous { headers[.preferenceApplied] = RequestPreferences.respondAsyncToken }
-        return jsonResponse(
-            .object(["data": .array(result.tickets.map(\.nativeJSON))]),
-            status: result.asynchronous ? .accepted : .ok,
-            headers: headers
-        )
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(
+            status: result.asynchronous ? .accepted : .ok, headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: Ticket.nativeJSON(result.tickets))))
     }
 
     func receipts(_ request: Request, context: TenantRequestContext) async throws -> Response {
@@ -84,6 +83,60 @@ extension Receipt {
 }
 
 extension Ticket {
+    /// `{"data": [tickets]}`, the native push route's answer, written directly: the same bytes as the canonical
+    /// encoding of ``nativeJSON`` (keys in bytewise order; `NativeTicketJSONTests`), without a dictionary per ticket
+    /// (`relay-bench relay`, batched phase: building and encoding them was about 2 % of the relay's CPU).
+    static func nativeJSON(_ tickets: [Ticket]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16 + tickets.count * 96)
+        bytes.append(contentsOf: #"{"data":["#.utf8)
+        for (index, ticket) in tickets.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            ticket.appendNativeJSON(to: &bytes)
+        }
+        bytes.append(contentsOf: "]}".utf8)
+        return bytes
+    }
+
+    /// One ticket, keys in bytewise order: `details`, `id`, `message`, `provider`, `providerMessageId`, `status`.
+    private func appendNativeJSON(to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        if case .error(let code, _, let removeToken, let retryAfter) = state {
+            CanonicalJSON.appendKey("details", first: true, to: &bytes)
+            bytes.append(UInt8(ascii: "{"))
+            CanonicalJSON.appendKey("error", first: true, to: &bytes)
+            CanonicalJSON.appendString(code.rawValue, to: &bytes)
+            CanonicalJSON.appendKey("removeToken", first: false, to: &bytes)
+            bytes.append(contentsOf: (removeToken ? "true" : "false").utf8)
+            if let retryAfter {
+                CanonicalJSON.appendKey("retryAfter", first: false, to: &bytes)
+                CanonicalJSON.appendInteger(Int64(retryAfter), to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
+            first = false
+        }
+        CanonicalJSON.appendKey("id", first: first, to: &bytes)
+        CanonicalJSON.appendString(id, to: &bytes)
+        if case .error(_, let message, _, _) = state {
+            CanonicalJSON.appendKey("message", first: false, to: &bytes)
+            CanonicalJSON.appendString(message, to: &bytes)
+        }
+        CanonicalJSON.appendKey("provider", first: false, to: &bytes)
+        CanonicalJSON.appendString(provider.rawValue, to: &bytes)
+        if case .ok(let messageID?) = state {
+            CanonicalJSON.appendKey("providerMessageId", first: false, to: &bytes)
+            CanonicalJSON.appendString(messageID, to: &bytes)
+        }
+        CanonicalJSON.appendKey("status", first: false, to: &bytes)
+        switch state {
+        case .ok: CanonicalJSON.appendString("ok", to: &bytes)
+        case .pending: CanonicalJSON.appendString("pending", to: &bytes)
+        case .error: CanonicalJSON.appendString("error", to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// The native API's ticket JSON.
     var nativeJSON: JSONValue {
         var fields: [String: JSONValue] = ["id": .string(id), "provider": .string(provider.rawValue)]
