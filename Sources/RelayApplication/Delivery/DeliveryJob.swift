@@ -329,10 +329,10 @@ final class DeliveryJob: Sendable {
     }
 }
 
-/// A sender that sends each push on its own (APNs, FCM), so that every outcome is known as soon as it arrives.
+/// A sender that sends each push on its own (APNs, FCM): one request and one outcome per push.
 package protocol SinglePushSender: PushSender {
     func send(_ push: ResolvedPush) async -> DeliveryReport
-    /// Sends every push on its own and reports each outcome, with the push's position, as soon as it is known.
+    /// Sends every push on its own and reports each outcome, with the push's position, when that push's send ends.
     func send(each pushes: [ResolvedPush], report: @escaping @Sendable (Int, DeliveryReport) -> Void) async
 }
 

@@ -69,8 +69,9 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
         await sendOne(push)
     }
 
-    /// Sends every push and reports each one's outcome as soon as it is known, with the push's position; every push
-    /// is reported exactly once, from the calling task or from a child task of it.
+    /// Sends every push and reports each one's outcome, with the push's position, when its send ends: those decided by
+    /// the first attempt once the last of those answers is in, the others as each one's retry loop ends. Every push is
+    /// reported exactly once, from the calling task or from a child task of it.
     ///
     /// For APNs and FCM (one notification a request) the first attempts go together (see the type's overview): one
     /// hand-over to the pool and one resumption for all of them, instead of a task, a retry loop and a continuation
