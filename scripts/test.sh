@@ -50,8 +50,8 @@ if [ "$#" -eq 0 ]; then
     # 100 ms was not scheduled for seconds), which says nothing about the code; alone, or one at a time, they are
     # reliable. About two minutes on their own. The listener's live HTTP/2 tests (LiveHTTP2Tests) run there too: on a
     # fresh CI machine, beside the other 800, the client that resets 1,000 streams got no answer to its next request
-    # in two runs of three (2026-11-27); alone, and in eight parallel runs on a warm machine, it always passed. The
-    # cause is not known (see the stop note of issue 23).
+    # in two runs of three (2026-11-27); alone, and in seven parallel runs on a warm machine, it always passed. The
+    # cause is not known yet.
     transport='RelayHTTP2Tests|ProviderSimulatorEndToEndTests|SlowClientTests|LiveHTTP2Tests'
     swift test --skip "$transport" 2>&1 | tee .build/test-output.log
     swift test --skip-build --filter "$transport" --no-parallel 2>&1 | tee -a .build/test-output.log

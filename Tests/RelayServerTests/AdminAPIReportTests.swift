@@ -196,7 +196,7 @@ struct AdminAPIReportTests {
             for key in [issuedKey, rotatedKey] {
                 let secret = String(key.dropFirst(21))
                 #expect(!page.text.contains(secret))
-                #expect(!page.text.contains(hex(TenantKeys.hash(secret: secret))))
+                #expect(!page.text.contains(AuditHex.encode(TenantKeys.hash(secret: secret))))
             }
             #expect(!page.text.contains("secretHash"))
         }

@@ -36,3 +36,24 @@ import Testing
         #expect(Ticket.nativeJSON([]) == Array(#"{"data":[]}"#.utf8))
     }
 }
+
+extension Ticket {
+    /// The reference form of a native ticket: the dictionary the route used to build and encode canonically.
+    fileprivate var nativeJSON: JSONValue {
+        var fields: [String: JSONValue] = ["id": .string(id), "provider": .string(provider.rawValue)]
+        switch state {
+        case .ok(let messageID):
+            fields["status"] = .string("ok")
+            if let messageID { fields["providerMessageId"] = .string(messageID) }
+        case .pending:
+            fields["status"] = .string("pending")
+        case .error(let code, let message, let removeToken, let retryAfter):
+            fields["status"] = .string("error")
+            fields["message"] = .string(message)
+            var details: [String: JSONValue] = ["error": .string(code.rawValue), "removeToken": .bool(removeToken)]
+            if let retryAfter { details["retryAfter"] = .int(Int64(retryAfter)) }
+            fields["details"] = .object(details)
+        }
+        return .object(fields)
+    }
+}

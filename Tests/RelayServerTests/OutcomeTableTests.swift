@@ -165,7 +165,8 @@ import Testing
         #expect(Conclusion.final(row.outcome).metricsLabel == row.metricsLabel)
 
         // Each API's rendering.
-        if case .object(let native) = ticket.nativeJSON, case .object(let details)? = native["details"] {
+        let nativeTicket = JSONValue.decode(Ticket.nativeJSON([ticket]))?.objectValue?["data"]?[0]
+        if case .object(let native)? = nativeTicket, case .object(let details)? = native["details"] {
             #expect(details["error"] == .string(row.code ?? ""))
             #expect(details["removeToken"] == .bool(row.removeToken))
         } else {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import RelayCore
 
 /// Tenant keys: `prk_<id>_<secret>`, with a 64-bit id and a 256-bit secret. Only the id and the SHA-256 of the
 /// secret are stored, so a leaked database opens nothing; the secret is shown once, when the key is issued.
@@ -15,7 +16,7 @@ package enum TenantKeys {
 
     /// Makes a new key (or, with another prefix, an operator token of the same shape).
     package static func issue(prefix: String = prefix) -> Issued {
-        let id = hex(randomBytes(8))
+        let id = AuditHex.encode(randomBytes(8))
         let secret = base64URL(randomBytes(32))
         return Issued(id: id, key: "\(prefix)\(id)_\(secret)", secretHash: hash(secret: secret))
     }
@@ -90,23 +91,6 @@ package struct TokenFingerprinter: Sendable {
         var text =
             provider == "apns" && token.utf8.contains(where: { (65...90).contains($0) }) ? token.lowercased() : token
         text.withUTF8 { mac.update(data: UnsafeRawBufferPointer($0)) }
-        return mac.finalize().withUnsafeBytes { hex($0.prefix(16)) }
+        return mac.finalize().withUnsafeBytes { AuditHex.encode(UnsafeRawBufferPointer(rebasing: $0.prefix(16))) }
     }
-}
-
-/// Lowercase hexadecimal, without Foundation's format strings (slow on Linux, and this runs per notification).
-func hex(_ bytes: some Collection<UInt8>) -> String {
-    String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-        var index = 0
-        for byte in bytes {
-            text[index] = hexDigit(byte >> 4)
-            text[index + 1] = hexDigit(byte & 0x0f)
-            index += 2
-        }
-        return index
-    }
-}
-
-private func hexDigit(_ nibble: UInt8) -> UInt8 {
-    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
 }

@@ -1,15 +1,24 @@
-/// Lowercase hexadecimal, the spelling of links, signatures and key ids in every audit text format.
+/// Lowercase hexadecimal, the spelling of links, signatures and key ids in every audit text format, and of the
+/// relay's other hex texts (token fingerprints, key ids, UUIDs).
 package enum AuditHex {
-    private static let digits = Array("0123456789abcdef".utf8)
-
     package static func encode(_ bytes: [UInt8]) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        bytes.withUnsafeBytes { encode($0) }
+    }
+
+    /// Written straight into the string's storage: token fingerprints are encoded for every notification.
+    package static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = digit(byte >> 4)
+                text[2 * index + 1] = digit(byte & 0x0F)
+            }
+            return bytes.count * 2
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The lowercase digit of a value below 16.
+    package static func digit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// The bytes spelt by `text`; `nil` unless it is an even number of hex digits. Uppercase is accepted, since it

@@ -50,22 +50,19 @@ extension UUID {
     /// The UUID as `uuidString` writes it, in lowercase, written straight into the string's storage (rather than
     /// Foundation's uppercase text and a lowercased copy of it).
     package var lowercaseString: String {
-        let digits: StaticString = "0123456789abcdef"
-        return withUnsafeBytes(of: uuid) { bytes in
+        withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
-                digits.withUTF8Buffer { digits in
-                    var at = 0
-                    for (index, byte) in bytes.enumerated() {
-                        if index == 4 || index == 6 || index == 8 || index == 10 {
-                            text[at] = UInt8(ascii: "-")
-                            at += 1
-                        }
-                        text[at] = digits[Int(byte >> 4)]
-                        text[at + 1] = digits[Int(byte & 0x0F)]
-                        at += 2
+                var at = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[at] = UInt8(ascii: "-")
+                        at += 1
                     }
-                    return at
+                    text[at] = AuditHex.digit(byte >> 4)
+                    text[at + 1] = AuditHex.digit(byte & 0x0F)
+                    at += 2
                 }
+                return at
             }
         }
     }
@@ -84,7 +81,7 @@ extension UUID {
                     guard byte == UInt8(ascii: "-") else { return false }
                     continue
                 }
-                guard let nibble = Self.hexValue(byte) else { return false }
+                guard let nibble = AuditHex.value(of: byte) else { return false }
                 bytes[digits / 2] |= digits % 2 == 0 ? nibble << 4 : nibble
                 digits += 1
             }
@@ -92,14 +89,5 @@ extension UUID {
         }
         guard parsed else { return nil }
         self.init(uuid: uuid)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -152,13 +152,13 @@ extension HTTP2Pool {
         ) {
             let refusal: HTTP2Error? = inbox.withLock { inbox in
                 if let refusal = Self.refusal(of: inbox) { return refusal }
-                let wasEmpty = inbox.events.isEmpty
                 inbox.events.reserveCapacity(inbox.events.count + requests.count)
                 for (index, request) in requests.enumerated() {
-                    let id = first + RequestID(index)
-                    inbox.events.append(.submit(id, request, timeout(request), .member(batch, index: index)))
+                    // `append` wakes the owner for the first event only, and only if the inbox was empty.
+                    let event = Event.submit(
+                        first + RequestID(index), request, timeout(request), .member(batch, index: index))
+                    append(event, to: &inbox)
                 }
-                if wasEmpty { wake() }
                 return nil
             }
             if let refusal { batch.refuseAll(refusal) }

@@ -118,7 +118,16 @@ package func jsonResponse(
     status: HTTPResponse.Status = .ok,
     headers: HTTPFields = [:]
 ) -> Response {
+    jsonResponse(bytes: value.encodedBytes(), status: status, headers: headers)
+}
+
+/// A JSON response whose body is already encoded.
+package func jsonResponse(
+    bytes: [UInt8],
+    status: HTTPResponse.Status = .ok,
+    headers: HTTPFields = [:]
+) -> Response {
     var headers = headers
     headers[.contentType] = "application/json; charset=utf-8"
-    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: value.encodedBytes())))
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
 }
