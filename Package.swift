@@ -85,7 +85,11 @@ let package = Package(
         ),
         .target(
             name: "RelayStore",
-            dependencies: ["RelayCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "RelayCore", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the rows written once per notification (`SQLiteRowWriter`).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -25,14 +25,26 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
+        // One receipt per notification: bound through SQLite's C API (`SQLiteRowWriter` says why).
+        var row = SQLiteRowWriter(statement, in: db)
         for receipt in receipts {
-            try statement.execute(arguments: [
-                receipt.id, receipt.tenantID, receipt.keyID, receipt.provider.rawValue,
-                receipt.tokenFingerprint, receipt.isCritical, receipt.status.rawValue, receipt.errorCode,
-                receipt.message, receipt.removeToken, receipt.providerMessageID, receipt.expoTicketID,
-                receipt.createdAt.unixSeconds, receipt.updatedAt.unixSeconds, receipt.expiresAt.unixSeconds,
-                receipt.app,
-            ])
+            try row.bind(receipt.id)
+            try row.bind(receipt.tenantID)
+            try row.bind(receipt.keyID)
+            try row.bind(receipt.provider.rawValue)
+            try row.bind(receipt.tokenFingerprint)
+            try row.bind(receipt.isCritical)
+            try row.bind(receipt.status.rawValue)
+            try row.bind(receipt.errorCode)
+            try row.bind(receipt.message)
+            try row.bind(receipt.removeToken)
+            try row.bind(receipt.providerMessageID)
+            try row.bind(receipt.expoTicketID)
+            try row.bind(receipt.createdAt.unixSeconds)
+            try row.bind(receipt.updatedAt.unixSeconds)
+            try row.bind(receipt.expiresAt.unixSeconds)
+            try row.bind(receipt.app)
+            try row.step()
         }
     }
 
