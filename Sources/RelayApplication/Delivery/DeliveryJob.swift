@@ -199,13 +199,14 @@ final class DeliveryJob: Sendable {
             return (state.reports, state.journaled, state.abandoned)
         }
         var writes = decided
-        for item in items {
+        // By position, reading each item in place: `for item in items` copied every item (its push, its record).
+        for position in items.indices {
             // Every sender reports on every push it is given; a missing report would leave the receipt pending.
-            if let report = reports[item.index] {
-                item.record.record(Conclusion(report), report: report, at: now, into: &writes)
-                if journaled { writes.batch.journalDeletes.append(item.record.receipt.id) }
+            if let report = reports[items[position].index] {
+                items[position].record.record(Conclusion(report), report: report, at: now, into: &writes)
+                if journaled { writes.batch.journalDeletes.append(items[position].record.receipt.id) }
             } else if !abandoned {
-                writes.batch.receipts.append(item.record.receipt)
+                writes.batch.receipts.append(items[position].record.receipt)
             }
         }
         do {
