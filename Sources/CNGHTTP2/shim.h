@@ -23,6 +23,12 @@ static inline void relay_ssl_ctx_allow_partial_writes(SSL_CTX *ctx) {
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 }
 
+/// `SSL_CTX_set_read_ahead(ctx, 1)`: each socket read takes whatever the kernel holds, up to OpenSSL's read buffer,
+/// instead of a record's 5-byte header and then its body (two read(2) calls per TLS record without it).
+static inline void relay_ssl_ctx_read_ahead(SSL_CTX *ctx) {
+    SSL_CTX_set_read_ahead(ctx, 1);
+}
+
 /// `SSL_set_tlsext_host_name`: the SNI server name (never an IP literal).
 static inline int relay_ssl_set_server_name(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);

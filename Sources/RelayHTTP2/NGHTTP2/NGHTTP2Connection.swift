@@ -158,6 +158,9 @@ final class NGHTTP2Connection {
             startTLS()
         case .handshaking:
             continueHandshake()
+            // The handshake's last read may have taken the server's first frames too (read-ahead): read them now,
+            // since no epoll event will come for bytes already out of the socket.
+            if phase == .open, let ssl, SSL_has_pending(ssl) == 1 { readAvailable(into: readBuffer) }
         case .open:
             if flags & (relay_epoll_in | relay_epoll_hup | relay_epoll_err) != 0 { readAvailable(into: readBuffer) }
             if phase == .open, flags & relay_epoll_out != 0 {
