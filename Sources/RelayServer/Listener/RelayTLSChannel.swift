@@ -161,6 +161,7 @@ package struct RelayTLSChannel: HTTPChannelHandler {
             let manager = HTTP2ConnectionManager(
                 timeouts: self.settings.connectionTimeouts(idle: self.limits.idleTimeout), eventLoop: channel.eventLoop)
             // Before NIOHTTP2Handler, which configureAsyncHTTP2Pipeline adds last.
+            try channel.pipeline.syncOperations.addHandler(FlushCoalescingHandler())
             try channel.pipeline.syncOperations.addHandler(
                 HTTP2HeaderBlockTimeoutHandler(timeout: self.limits.headerTimeout))
             let connection = try channel.pipeline.syncOperations.configureAsyncHTTP2Pipeline(
