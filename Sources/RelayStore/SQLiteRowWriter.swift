@@ -77,27 +77,24 @@ struct SQLiteRowWriter: ~Copyable {
         precondition(index == sqlite3_bind_parameter_count(handle), "every parameter of the row is bound")
         index = 0
         let code = sqlite3_step(handle)
-        // Reset whatever the outcome, so the cached statement is ready (and holds no binding) when next used; after a
-        // failure, `sqlite3_reset` repeats the step's error code, which is already in hand.
-        let failure = code == SQLITE_DONE ? nil : error(code)
+        guard code == SQLITE_DONE else { throw failure(code) }
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
-        if let failure { throw failure }
     }
 
     private func check(_ code: Int32) throws {
-        guard code == SQLITE_OK else {
-            let failure = error(code)
-            sqlite3_reset(handle)
-            sqlite3_clear_bindings(handle)
-            throw failure
-        }
+        guard code == SQLITE_OK else { throw failure(code) }
     }
 
-    /// GRDB's error for `code`, with SQLite's message and the statement's SQL (never its arguments).
-    private func error(_ code: Int32) -> DatabaseError {
+    /// GRDB's error for `code`, with SQLite's message and the statement's SQL (never its arguments), taken before the
+    /// statement is reset (after a failed step `sqlite3_reset` repeats the error, already in hand), so the cached
+    /// statement is ready and holds no binding when next used.
+    private func failure(_ code: Int32) -> DatabaseError {
         let message = sqlite3_errmsg(database.sqliteConnection).map { String(cString: $0) }
-        return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
+        let error = DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        return error
     }
 
     /// `SQLITE_TRANSIENT`: SQLite copies the value before the bind call returns, so no Swift buffer has to outlive it.
