@@ -207,7 +207,9 @@ let package = Package(
         ),
         .testTarget(
             name: "RelayHTTP2Tests",
-            dependencies: ["RelayHTTP2", "RelaySimulator", .product(name: "NIOHTTP2", package: "swift-nio-http2")],
+            dependencies: [
+                "RelayHTTP2", "CNGHTTP2", "RelaySimulator", .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
