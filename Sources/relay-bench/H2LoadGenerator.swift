@@ -22,6 +22,7 @@ enum H2LoadGenerator {
         total: Int,
         concurrency: Int,
         rate: Int? = nil,
+        http1: Bool = false,
         directory: String,
         metrics: HTTP2Pool,
         outcome: String = "delivered"
@@ -30,7 +31,7 @@ enum H2LoadGenerator {
         var result = try await load(
             url: url + "/v1/push",
             headers: ["authorization: Bearer \(key)", "content-type: application/json"],
-            body: body, total: total, concurrency: concurrency, rate: rate, directory: directory
+            body: body, total: total, concurrency: concurrency, rate: rate, http1: http1, directory: directory
         )
         let delivered1 = try await delivered(metrics, url: url, outcome: outcome)
         result.succeeded = min(total, max(0, delivered1 - delivered0))
@@ -42,6 +43,9 @@ enum H2LoadGenerator {
     }
 
     /// Runs h2load against `url` and reads its per-request log; a success is a 2xx answer.
+    ///
+    /// HTTP/2 (the default) over 2 connections, `concurrency` streams in all; with `http1`, HTTP/1.1 with keep-alive
+    /// over `concurrency` connections, one request at a time on each (h2load `--h1` without pipelining).
     static func load(
         url: String,
         headers: [String],
@@ -49,6 +53,7 @@ enum H2LoadGenerator {
         total: Int,
         concurrency: Int,
         rate: Int? = nil,
+        http1: Bool = false,
         directory: String
     ) async throws -> TransportBenchmark.Result {
         guard let h2load = executable("h2load") else {
@@ -58,12 +63,13 @@ enum H2LoadGenerator {
         let logPath = directory + "/h2load.log"
         try body.write(toFile: bodyPath, atomically: true, encoding: .utf8)
         try? FileManager.default.removeItem(atPath: logPath)
-        let connections = 2
+        let connections = http1 ? max(1, min(concurrency, total)) : 2
         var arguments = ["-n", "\(total)", "-c", "\(connections)", "-d", bodyPath, "--log-file", logPath]
+        if http1 { arguments.append("--h1") }
         if let rate {
-            // --rps is per connection; each connection keeps as many streams open as the rate needs.
+            // --rps is per connection; over HTTP/2 each connection keeps as many streams open as the rate needs.
             arguments += ["--rps", "\(max(1, rate / connections))"]
-        } else {
+        } else if !http1 {
             arguments += ["-m", "\(max(1, concurrency / connections))"]
         }
         for header in headers { arguments += ["-H", header] }

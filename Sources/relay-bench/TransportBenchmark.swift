@@ -119,7 +119,10 @@ struct TransportBenchmark: AsyncParsableCommand {
             }
             // A new pool each round: it connects, as h2load does in each of its runs.
             let pool = try HTTP2Pool(configuration: configuration)
-            poolRounds.append(await Self.drive(pool: pool, request: request, total: requests, concurrency: concurrency))
+            let cpuBefore = Self.processCPUSeconds()
+            var round = await Self.drive(pool: pool, request: request, total: requests, concurrency: concurrency)
+            round.cpuSeconds = Self.processCPUSeconds() - cpuBefore
+            poolRounds.append(round)
             let counted = pool.statistics
             statistics.resetsSent += counted.resetsSent
             statistics.streamsResent += counted.streamsResent
@@ -148,6 +151,7 @@ struct TransportBenchmark: AsyncParsableCommand {
             "p50_ms": Self.rounded(result.percentile(0.50), 3),
             "p99_ms": Self.rounded(result.percentile(0.99), 3),
             "max_rss_mb": Self.rounded(Self.peakResidentMegabytes(), 1),
+            "cpu_us_per_request": Self.rounded(Self.median(poolRounds.map(\.cpuMicrosecondsPerRequest)), 2),
         ]
         if rounds > 1 {
             report["rounds"] = rounds
@@ -155,6 +159,7 @@ struct TransportBenchmark: AsyncParsableCommand {
                 Self.rounded(Double($0.succeeded) / $0.seconds, 1)
             }
             report["failed"] = poolRounds.reduce(0) { $0 + $1.failed }
+            report["cpu_us_per_request_each_round"] = poolRounds.map { Self.rounded($0.cpuMicrosecondsPerRequest, 2) }
         }
         if h2loadReference {
             let reference = referenceRounds.sorted()[referenceRounds.count / 2]
@@ -183,6 +188,20 @@ struct TransportBenchmark: AsyncParsableCommand {
         var errors: [String: Int] = [:]
         var latenciesMs: [Double] = []
         var seconds = 0.0
+        /// CPU time of the whole process (load generator and transport threads) while the round ran.
+        var cpuSeconds = 0.0
+
+        var cpuMicrosecondsPerRequest: Double {
+            succeeded + failed == 0 ? 0 : cpuSeconds * 1e6 / Double(succeeded + failed)
+        }
+
+        /// Adds another worker's counts and latencies to these.
+        mutating func add(_ part: Result) {
+            succeeded += part.succeeded
+            failed += part.failed
+            latenciesMs += part.latenciesMs
+            errors.merge(part.errors, uniquingKeysWith: +)
+        }
 
         func percentile(_ p: Double) -> Double {
             guard !latenciesMs.isEmpty else { return 0 }
@@ -251,6 +270,18 @@ struct TransportBenchmark: AsyncParsableCommand {
     static func rounded(_ value: Double, _ places: Int) -> Double {
         let scale = pow(10, Double(places))
         return (value * scale).rounded() / scale
+    }
+
+    /// CPU seconds this process has used, every thread (CLOCK_PROCESS_CPUTIME_ID: nanoseconds, not /proc's ticks).
+    static func processCPUSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        return values.sorted()[values.count / 2]
     }
 
     /// Peak resident set size of this process (VmHWM), in MB.
