@@ -114,10 +114,18 @@ struct FieldBuffer {
     mutating func append<Name: Collection<UInt8>, Value: Collection<UInt8>>(name: Name, value: Value) {
         // One allocation for a typical response's fields rather than one per doubling.
         if bytes.capacity == 0 { bytes.reserveCapacity(256) }
-        Self.appendLength(name.count, to: &bytes)
-        bytes.append(contentsOf: name)
-        Self.appendLength(value.count, to: &bytes)
-        bytes.append(contentsOf: value)
+        // The field is laid out in a scratch buffer (on the stack when small) and appended in one call: appending
+        // each length byte and each part on its own was about 2 % of the process in `relay-bench transport`, where
+        // the event loop stores half a dozen fields per response.
+        let nameCount = name.count
+        let valueCount = value.count
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8 + nameCount + valueCount) { field in
+            Self.store(nameCount, in: field, at: 0)
+            _ = UnsafeMutableBufferPointer(rebasing: field[4..<(4 + nameCount)]).initialize(from: name)
+            Self.store(valueCount, in: field, at: 4 + nameCount)
+            _ = UnsafeMutableBufferPointer(rebasing: field[(8 + nameCount)...]).initialize(from: value)
+            bytes.append(contentsOf: UnsafeBufferPointer(field))
+        }
     }
 
     mutating func removeAll() {
@@ -140,12 +148,13 @@ struct FieldBuffer {
         }
     }
 
-    private static func appendLength(_ length: Int, to bytes: inout [UInt8]) {
+    /// Writes `length` as 4 bytes, least significant first, at `index`.
+    private static func store(_ length: Int, in field: UnsafeMutableBufferPointer<UInt8>, at index: Int) {
         let value = UInt32(truncatingIfNeeded: length)
-        bytes.append(UInt8(truncatingIfNeeded: value))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 16))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 24))
+        field.initializeElement(at: index, to: UInt8(truncatingIfNeeded: value))
+        field.initializeElement(at: index + 1, to: UInt8(truncatingIfNeeded: value >> 8))
+        field.initializeElement(at: index + 2, to: UInt8(truncatingIfNeeded: value >> 16))
+        field.initializeElement(at: index + 3, to: UInt8(truncatingIfNeeded: value >> 24))
     }
 
     private static func readLength(_ bytes: [UInt8], at index: Int) -> Int {

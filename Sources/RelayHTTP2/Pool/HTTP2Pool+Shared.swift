@@ -117,8 +117,8 @@ extension HTTP2Pool {
             self.wake = wake
         }
 
-        private func append(_ event: Event, to inbox: inout Inbox) {
-            inbox.events.append(event)
+        private func append(_ event: consuming Event, to inbox: inout Inbox) {
+            inbox.events.append(consume event)
             if inbox.events.count == 1 { wake() }
         }
 
@@ -130,13 +130,18 @@ extension HTTP2Pool {
         /// Hands a request to the owner; called on the caller's task, inside its continuation's closure.
         func submit(
             _ id: RequestID,
-            request: HTTP2Request,
+            request: consuming HTTP2Request,
             timeout: Duration,
             continuation: Continuation
         ) {
+            // The request is moved into the inbox, not copied: the lock's closure cannot consume what it captures,
+            // so the event is taken out of an optional inside it. A copy retained the request's buffers here and
+            // released them again when the caller's own copy ended (about 3 % of the process in
+            // `relay-bench transport`, as atomic operations on buffers the event loop touches next).
+            var event: Event? = .submit(id, consume request, timeout, .caller(continuation))
             let refusal: HTTP2Error? = inbox.withLock { inbox in
                 if let refusal = Self.refusal(of: inbox) { return refusal }
-                append(.submit(id, request, timeout, .caller(continuation)), to: &inbox)
+                if let taken = event.take() { append(consume taken, to: &inbox) }
                 return nil
             }
             if let refusal { continuation.resume(throwing: refusal) }

@@ -43,14 +43,20 @@ package final class HTTP2Pool: Sendable {
     ///
     /// - Throws: ``HTTP2Error`` when no whole response arrived (timeout, reset, lost connection, shutdown,
     ///   overload), or `CancellationError` when the calling task was cancelled, in which case its stream is reset.
-    package func send(_ request: HTTP2Request) async throws -> HTTP2Response {
+    package func send(_ request: consuming HTTP2Request) async throws -> HTTP2Response {
         let id = shared.reserve()
+        let timeout = request.timeout ?? configuration.requestTimeout
+        // Moved through to the pool's inbox (see ``Shared/submit(_:request:timeout:continuation:)``): the closure
+        // runs once and takes the request out of the optional, which a closure can do where it cannot consume.
+        var request = Optional(consume request)
         do {
             return try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { continuation in
-                    shared.submit(
-                        id, request: request, timeout: request.timeout ?? configuration.requestTimeout,
-                        continuation: continuation)
+                    guard let taken = request.take() else {
+                        continuation.resume(throwing: HTTP2Error(.other, detail: "a request was submitted twice"))
+                        return
+                    }
+                    shared.submit(id, request: consume taken, timeout: timeout, continuation: continuation)
                 }
             } onCancel: {
                 shared.cancel(id)
