@@ -100,10 +100,10 @@ struct HTTP2PoolBatchTests {
     @Test func aBatchRefusedBeforeTheOwnerResumesItsCallerOnceWithEveryResult() async {
         let shared = HTTP2Pool.Shared(wake: {})
         _ = shared.ownerExiting()
-        let requests = (0..<3).map { HTTP2Request(url: "https://127.0.0.1/3/device/\($0)") }
+        var requests = (0..<3).map { HTTP2Request(url: "https://127.0.0.1/3/device/\($0)") }
         let results = await withUnsafeContinuation { continuation in
             shared.submit(
-                first: shared.reserve(3), requests: requests, timeout: { _ in .seconds(1) },
+                first: shared.reserve(3), requests: &requests, timeout: { _ in .seconds(1) },
                 batch: HTTP2Pool.Batch(count: 3, continuation: continuation))
         }
         #expect(results.count == 3)
@@ -118,9 +118,10 @@ struct HTTP2PoolBatchTests {
         let shared = HTTP2Pool.Shared(wake: { wakes.add(1, ordering: .relaxed) })
         let first = shared.reserve(4)
         #expect(shared.reserve() == first + 4, "the batch's ids are reserved together")
+        var requests = (0..<4).map { HTTP2Request(url: "https://127.0.0.1/\($0)") }
         let results = await withUnsafeContinuation { continuation in
             shared.submit(
-                first: first, requests: (0..<4).map { HTTP2Request(url: "https://127.0.0.1/\($0)") },
+                first: first, requests: &requests,
                 timeout: { _ in .seconds(1) }, batch: HTTP2Pool.Batch(count: 4, continuation: continuation))
             var events: [HTTP2Pool.Event] = []
             shared.exchange(into: &events)

@@ -148,21 +148,25 @@ extension HTTP2Pool {
         }
 
         /// Hands the requests of a batch to the owner under one lock, with at most one wake-up; their ids are
-        /// `first`, `first + 1`, …. Either all reach the inbox or all are refused.
+        /// `first`, `first + 1`, …. Either all reach the inbox or all are refused. The requests are moved out of
+        /// `requests` (each swapped for an empty one), not copied: see ``submit(_:request:timeout:continuation:)``.
         func submit(
             first: RequestID,
-            requests: [HTTP2Request],
+            requests: inout [HTTP2Request],
             timeout: (HTTP2Request) -> Duration,
             batch: Batch
         ) {
             let refusal: HTTP2Error? = inbox.withLock { inbox in
                 if let refusal = Self.refusal(of: inbox) { return refusal }
                 inbox.events.reserveCapacity(inbox.events.count + requests.count)
-                for (index, request) in requests.enumerated() {
+                for index in requests.indices {
+                    var request = HTTP2Request(url: "")
+                    swap(&request, &requests[index])
+                    let limit = timeout(request)
                     // `append` wakes the owner for the first event only, and only if the inbox was empty.
-                    let event = Event.submit(
-                        first + RequestID(index), request, timeout(request), .member(batch, index: index))
-                    append(event, to: &inbox)
+                    append(
+                        .submit(first + RequestID(index), consume request, limit, .member(batch, index: index)),
+                        to: &inbox)
                 }
                 return nil
             }

@@ -72,16 +72,19 @@ package final class HTTP2Pool: Sendable {
     /// one fails with `CancellationError`); they only reach the owner under one lock and one wake-up, and the caller
     /// is resumed once, when the last has ended, rather than once per request. For senders with many requests ready
     /// at once (the notifications of one relay request to APNs or FCM), whose caller needs them all.
-    package func send(all requests: [HTTP2Request]) async -> [Result<HTTP2Response, any Error>] {
-        guard !requests.isEmpty else { return [] }
-        let first = shared.reserve(requests.count)
-        let ids = first..<(first + RequestID(requests.count))
+    package func send(all requests: consuming [HTTP2Request]) async -> [Result<HTTP2Response, any Error>] {
+        let count = requests.count
+        guard count > 0 else { return [] }
+        let first = shared.reserve(count)
+        let ids = first..<(first + RequestID(count))
+        // Moved through to the inbox, as in ``send(_:)``.
+        var requests = consume requests
         let results = await withTaskCancellationHandler {
             await withUnsafeContinuation { continuation in
                 shared.submit(
-                    first: first, requests: requests,
+                    first: first, requests: &requests,
                     timeout: { $0.timeout ?? self.configuration.requestTimeout },
-                    batch: Batch(count: requests.count, continuation: continuation))
+                    batch: Batch(count: count, continuation: continuation))
             }
         } onCancel: {
             shared.cancel(ids)

@@ -222,7 +222,7 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
         token: String?
     ) async -> [AttemptResult] {
         let requests = messages.indices.map { request(for: messages[$0...$0], token: token, freshConnection: false).1 }
-        let responses = await endpoint.send(all: requests)
+        let responses = await endpoint.send(all: consume requests)
         return zip(messages.indices, responses).map { index, response in
             switch response {
             case .success(let response): classify(response, for: messages[index...index])[0]
@@ -382,7 +382,7 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
         let (endpoint, request) = request(for: messages, token: token, freshConnection: freshConnection)
         let response: HTTP2Response
         do {
-            response = try await endpoint.send(request)
+            response = try await endpoint.send(consume request)
         } catch {
             return Array(repeating: AttemptResult(failure: error), count: messages.count)
         }

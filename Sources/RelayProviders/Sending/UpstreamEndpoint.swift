@@ -27,20 +27,20 @@ package final class UpstreamEndpoint: Sendable {
     ///
     /// - Throws: ``HTTP2Error`` when no whole response arrived (`invalidRequest` for an endpoint without scheme or
     ///   host, `shuttingDown` once the client is shut down), or `CancellationError`.
-    package func send(_ request: HTTP2Request) async throws -> HTTP2Response {
-        try await pool().send(request)
+    package func send(_ request: consuming HTTP2Request) async throws -> HTTP2Response {
+        try await pool().send(consume request)
     }
 
     /// Sends `requests`, whose URLs start with ``url``, together through the endpoint's pool and waits until every
     /// one has ended (``HTTP2Pool/send(all:)``); one result per request, in order, with ``send(_:)``'s errors.
-    package func send(all requests: [HTTP2Request]) async -> [Result<HTTP2Response, any Error>] {
+    package func send(all requests: consuming [HTTP2Request]) async -> [Result<HTTP2Response, any Error>] {
         let pool: HTTP2Pool
         do {
             pool = try self.pool()
         } catch {
             return Array(repeating: .failure(error), count: requests.count)
         }
-        return await pool.send(all: requests)
+        return await pool.send(all: consume requests)
     }
 
     private func pool() throws -> HTTP2Pool {
