@@ -45,7 +45,8 @@ enum H2LoadGenerator {
     /// Runs h2load against `url` and reads its per-request log; a success is a 2xx answer.
     ///
     /// HTTP/2 (the default) over 2 connections, `concurrency` streams in all; with `http1`, HTTP/1.1 with keep-alive
-    /// over `concurrency` connections, one request at a time on each (h2load `--h1` without pipelining).
+    /// over `concurrency` connections, one request at a time on each (h2load `--h1` without pipelining), or paced
+    /// over one connection per 100 requests a second.
     static func load(
         url: String,
         headers: [String],
@@ -63,7 +64,15 @@ enum H2LoadGenerator {
         let logPath = directory + "/h2load.log"
         try body.write(toFile: bodyPath, atomically: true, encoding: .utf8)
         try? FileManager.default.removeItem(atPath: logPath)
-        let connections = http1 ? max(1, min(concurrency, total)) : 2
+        // Over HTTP/1.1 each connection carries one request at a time. Paced, h2load starts every connection's
+        // `--rps` timer at once, so the connections' requests arrive together: one connection per 100 requests a
+        // second keeps those bursts to a few requests 10 ms apart, rather than `concurrency` at once.
+        let connections: Int
+        switch (http1, rate) {
+        case (false, _): connections = 2
+        case (true, nil): connections = max(1, min(concurrency, total))
+        case (true, let rate?): connections = max(1, min(concurrency, rate / 100))
+        }
         var arguments = ["-n", "\(total)", "-c", "\(connections)", "-d", bodyPath, "--log-file", logPath]
         if http1 { arguments.append("--h1") }
         if let rate {
