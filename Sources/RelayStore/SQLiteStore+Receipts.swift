@@ -1,6 +1,6 @@
 package import Foundation
 import GRDB
-package import RelayCore
+import RelayCore
 
 extension SQLiteStore {
     private static let receiptColumns = """

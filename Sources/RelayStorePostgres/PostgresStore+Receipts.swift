@@ -1,6 +1,6 @@
 package import Foundation
 import PostgresNIO
-package import RelayCore
+import RelayCore
 package import RelayStore
 
 extension PostgresStore {

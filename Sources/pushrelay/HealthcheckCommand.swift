@@ -73,13 +73,15 @@ struct HealthcheckCommand: AsyncParsableCommand {
 
     /// Sends `GET path` over HTTP/1.1 (inside TLS when `tls`) and returns the response's status code.
     static func get(host: String, port: Int, tls: Bool, path: String, timeout: Duration) async throws -> Int {
-        var sslContext: NIOSSLContext?
+        let sslContext: NIOSSLContext?
         if tls {
             var configuration = TLSConfiguration.makeClientConfiguration()
             // See the command's discussion: liveness of this host's relay, not its identity.
             configuration.certificateVerification = .none
             configuration.applicationProtocols = ["http/1.1"]
             sslContext = try NIOSSLContext(configuration: configuration)
+        } else {
+            sslContext = nil
         }
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.init(timeout))

@@ -162,7 +162,7 @@ struct ReloadOnHangUp: Service {
 
     func run() async throws {
         let hangUps = await UnixSignalsSequence(trapping: .sighup)
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             for await _ in hangUps {
                 guard let certificates else {
                     logger.notice("SIGHUP: no TLS certificate to reload; other settings need a restart")

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import RelayStore
 
 /// The operators of the admin API, for both front ends: `pushrelay operator …` and `/admin/v1/operators`.

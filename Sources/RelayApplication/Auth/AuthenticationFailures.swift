@@ -1,4 +1,4 @@
-package import RelayCore
+import RelayCore
 import Synchronization
 
 /// Failed authentications by client address, so that an address that keeps presenting bad keys is refused with 429

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// Which configuration file a command reads: one rule for `serve`, `check-config`, `healthcheck`, `tenant`, `key`,
 /// `operator`, `usage` and `audit`, so that no two commands run in the same folder can read different files.

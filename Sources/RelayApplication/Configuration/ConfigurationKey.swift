@@ -1,5 +1,5 @@
 internal import Foundation
-package import RelayCore
+import RelayCore
 
 /// One key the configuration file knows, with its type.
 ///

@@ -1,6 +1,6 @@
 import HTTPTypes
 import Hummingbird
-package import RelayApplication
+import RelayApplication
 import RelayCore
 import RelayStore
 

@@ -1,5 +1,5 @@
 import Hummingbird
-package import RelayApplication
+import RelayApplication
 import RelayCore
 import RelayStore
 

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-package import RelayApplication
+import RelayApplication
 import RelayCore
 
 /// Reads a request's JSON body: media type, size limit, gzip, and JSON syntax, each with its own clear error.

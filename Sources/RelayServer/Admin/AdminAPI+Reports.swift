@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-package import RelayApplication
+import RelayApplication
 import RelayCore
 import RelayStore
 

@@ -1,6 +1,6 @@
 import HTTPTypes
 import Hummingbird
-package import RelayApplication
+import RelayApplication
 import RelayCore
 
 /// The errors of `/admin/v1`, in the relay's JSON error shape (``RelayHTTPError``).

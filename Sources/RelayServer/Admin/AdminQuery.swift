@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
-package import RelayApplication
+import RelayApplication
 import RelayCore
 
 /// Reads the query parameters of an admin `GET`, collecting a problem for every bad one; ``finish()`` throws them

@@ -1,4 +1,4 @@
-package import RelayApplication
+import RelayApplication
 import RelayCore
 
 /// The optional bodies of `POST …/keys` (`expiresInDays`) and `POST …/keys/{keyID}/rotate` (`overlapDays`); their

@@ -1,5 +1,5 @@
 import Foundation
-package import RelayApplication
+import RelayApplication
 import RelayCore
 import RelayStore
 

@@ -1,5 +1,5 @@
 package import NIOCore
-package import RelayApplication
+import RelayApplication
 
 /// When an inbound HTTP/2 connection says GOAWAY and closes: after it has been idle (no open stream) for the idle
 /// timeout, and on graceful shutdown. Pure: the owner (`HTTP2ConnectionManager`) feeds it stream and frame events with

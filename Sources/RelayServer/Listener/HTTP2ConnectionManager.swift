@@ -1,6 +1,6 @@
 import NIOCore
 import NIOHTTP2
-package import RelayApplication
+import RelayApplication
 
 /// Runs an `HTTP2ConnectionLifecycle` on one inbound HTTP/2 connection: sits behind `NIOHTTP2Handler` (which passes it
 /// the connection-level frames), learns of streams through `streamDelegate`, and sends the GOAWAY and PING frames, arms

@@ -3,9 +3,9 @@ package import Logging
 package import NIOCore
 import NIOHTTP2
 import NIOHTTPTypesHTTP2
-package import NIOSSL
+import NIOSSL
 import NIOTLS
-package import RelayApplication
+import RelayApplication
 
 /// How the relay's TLS listener treats HTTP/2 connections.
 package struct RelayHTTP2Settings: Sendable, Equatable {

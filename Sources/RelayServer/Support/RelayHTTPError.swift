@@ -1,7 +1,7 @@
 package import HTTPTypes
 package import Hummingbird
 import NIOCore
-package import RelayApplication
+import RelayApplication
 package import RelayCore
 
 /// An error that renders as PushRelay's JSON error body: `{"errors": [{"code", "message", "path"?}]}`.

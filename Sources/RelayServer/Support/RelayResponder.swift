@@ -4,7 +4,7 @@ package import Hummingbird
 import Logging
 import Metrics
 import NIOCore
-package import RelayApplication
+import RelayApplication
 import RelayCore
 
 /// Wraps the router: a request id for every request (in the logger's metadata and the `X-Request-ID` header), one

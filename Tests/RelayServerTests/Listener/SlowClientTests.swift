@@ -184,7 +184,7 @@ struct SlowClientTests {
             "POST /v1/push HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nConnection: close\r\n"
             + "Authorization: Bearer \(listener.key)\r\nContent-Length: \(body.count)\r\n\r\n"
         return try await Self.connect(listener).executeThenClose { inbound, outbound in
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     try await outbound.write(ByteBuffer(string: head))
                     for start in stride(from: 0, to: body.count, by: chunk) {
