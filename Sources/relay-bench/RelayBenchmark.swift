@@ -38,7 +38,8 @@ struct RelayBenchmark: AsyncParsableCommand {
             discussion: """
                 pool: RelayHTTP2's pool (HTTP/2, 100 streams a connection). h2load: nghttp2's load generator, HTTP/2 \
                 over 2 connections. h2load-http1: h2load over HTTP/1.1 with keep-alive, one request at a time on \
-                each of --concurrency connections, as Node's HTTP clients (OneUptime, the Expo SDK) send.
+                each of --concurrency connections (paced: one connection per 100 requests a second), as Node's \
+                HTTP clients (OneUptime, the Expo SDK) send.
                 """
         ))
     var generator = Generator.pool

@@ -162,7 +162,7 @@ struct TransportBenchmark: AsyncParsableCommand {
             report["cpu_us_per_request_each_round"] = poolRounds.map { Self.rounded($0.cpuMicrosecondsPerRequest, 2) }
         }
         if h2loadReference {
-            let reference = referenceRounds.sorted()[referenceRounds.count / 2]
+            let reference = Self.median(referenceRounds)
             report["h2load_requests_per_second"] = Self.rounded(reference, 1)
             report["h2load_requests_per_second_each_round"] = referenceRounds.map { Self.rounded($0, 1) }
             report["ratio_to_h2load"] = Self.rounded(Double(result.succeeded) / result.seconds / reference, 3)
@@ -279,6 +279,7 @@ struct TransportBenchmark: AsyncParsableCommand {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
+    /// The upper median (the middle value of an odd count), as the report's rounds use; 0 for none.
     static func median(_ values: [Double]) -> Double {
         guard !values.isEmpty else { return 0 }
         return values.sorted()[values.count / 2]
