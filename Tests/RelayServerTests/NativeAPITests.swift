@@ -59,7 +59,7 @@ struct NativeAPITests {
     }
 
     @Test(arguments: [
-        nil, "", "Bearer", "Bearer nonsense", "Basic abc",
+        nil, "", "Bearer", "Bearer \t ", " \t", "Bearer nonsense", "Basic abc", "Bearerx prk_0123456789abcdef_x",
         "Bearer prk_0123456789abcdef_wrongwrongwrongwrongwrongwrongwrongwrongwrongxx",
     ])
     func missingOrWrongKeysAreUnauthorized(_ authorization: String?) async throws {

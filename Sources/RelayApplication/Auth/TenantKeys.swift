@@ -23,17 +23,32 @@ package enum TenantKeys {
 
     /// Splits a presented key into id and secret; `nil` when it does not look like a key at all.
     package static func parse(_ presented: String, prefix: String = prefix) -> (id: String, secret: String)? {
-        guard presented.hasPrefix(prefix) else { return nil }
-        let rest = presented.dropFirst(prefix.count)
-        guard let separator = rest.firstIndex(of: "_") else { return nil }
-        let id = String(rest[..<separator])
-        let secret = String(rest[rest.index(after: separator)...])
-        guard id.count == 16, id.allSatisfy(\.isHexDigit), secret.count >= 43, secret.count <= 64 else { return nil }
-        return (id, secret)
+        // On the UTF-8 bytes: a key is ASCII, and walking it by Character (grapheme breaking) was about 1 % of the
+        // relay's CPU for a single-message request.
+        let bytes = presented.utf8
+        guard bytes.starts(with: prefix.utf8) else { return nil }
+        let rest = bytes.dropFirst(prefix.utf8.count)
+        guard let separator = rest.firstIndex(of: UInt8(ascii: "_")) else { return nil }
+        let id = rest[..<separator]
+        let secret = rest[rest.index(after: separator)...]
+        guard id.count == 16, id.allSatisfy(isHexDigit), (43...64).contains(secret.count) else { return nil }
+        return (String(Substring(id)), String(Substring(secret)))
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+            UInt8(ascii: "A")...UInt8(ascii: "F"):
+            true
+        default: false
+        }
     }
 
     package static func hash(secret: String) -> [UInt8] {
-        Array(SHA256.hash(data: Data(secret.utf8)))
+        var sha = SHA256()
+        var secret = secret
+        secret.withUTF8 { sha.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        return Array(sha.finalize())
     }
 
     /// Compares the presented secret's hash with the stored one in time that does not depend on where they differ.
