@@ -47,6 +47,33 @@ struct OperatorOutputTests {
         #expect(raw.contains(#""http.status":200"#), "a number, not \"200\"")
     }
 
+    /// A text stream that keeps what is written, for the text handler's lines.
+    final class TextLines: TextOutputStream, Sendable {
+        let text = Mutex("")
+        func write(_ string: String) { text.withLock { $0 += string } }
+    }
+
+    /// The text handler keeps the logger's metadata itself and renders it with each line: set, removed and replaced
+    /// keys show as they stand when the line is written, with the line's own metadata.
+    @Test func textLogsShowTheLoggersMetadataAsItStandsWithTheLinesOwn() {
+        let lines = TextLines()
+        let handler = TextLogHandler(StreamLogHandler(label: "pushrelay", stream: lines, metadataProvider: nil))
+        var logger = Logger(label: "pushrelay", factory: { _ in handler })
+        logger[metadataKey: "hb.request.id"] = "hb-1"
+        logger[metadataKey: "hb.request.id"] = nil
+        logger[metadataKey: "relay.request.id"] = "r-1"
+        logger.info("Request", metadata: ["http.status": "200"], source: "relay")
+        logger.debug("Not shown")
+        logger[metadataKey: "relay.request.id"] = "r-2"
+        logger.info("Again", source: "relay")
+        let written = lines.text.withLock { $0 }.split(separator: "\n").map(String.init)
+        #expect(written.count == 2, "\(written)")
+        #expect(
+            written.first?.hasSuffix(" info pushrelay: http.status=200 relay.request.id=r-1 [relay] Request") == true)
+        #expect(written.last?.hasSuffix(" info pushrelay: relay.request.id=r-2 [relay] Again") == true)
+        #expect(!written.joined().contains("hb-1"))
+    }
+
     /// `serve`'s start line names every app with what it sends through, the default app first.
     @Test func theStartLineNamesEveryApp() {
         var configuration = RelayConfiguration.defaults(directory: "/srv")
