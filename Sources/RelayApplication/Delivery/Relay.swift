@@ -181,6 +181,8 @@ package final class Relay: Sendable {
         try AdmissionPlan.checkSize(pushes.count, limits: tenant.limits)
         let status = try await admitRate(pushes, tenant: tenant, at: date, logger: requestLogger)
         let fingerprints = try await fingerprinter()
+        // The request's receipt ids at once: one call to the random source for all of them.
+        var receiptIDs = UUID.timeOrdered(count: pushes.count, at: date).makeIterator()
         let plan = AdmissionPlan(
             pushes,
             origin: AdmissionPlan.Origin(
@@ -188,7 +190,7 @@ package final class Relay: Sendable {
             configuredProviders: appProviders,
             now: date,
             receiptLifetime: settings.receiptLifetime,
-            receiptID: { UUID.timeOrdered(at: date).lowercaseString },
+            receiptID: { (receiptIDs.next() ?? UUID.timeOrdered(at: date)).lowercaseString },
             fingerprint: { fingerprints.fingerprint($0.token, provider: $0.provider.rawValue) },
             allowDevice: { limiters.admitDevice(tenantID: tenant.id, fingerprint: $0, now: date) }
         )

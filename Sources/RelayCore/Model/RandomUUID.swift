@@ -39,12 +39,33 @@ extension UUID {
     /// its own tenant.
     package static func timeOrdered(at date: Date = Date()) -> UUID {
         var uuid = random().uuid
+        stamp(&uuid, with: date)
+        return UUID(uuid: uuid)
+    }
+
+    /// `count` time-ordered UUIDs for one date (see ``timeOrdered(at:)``), their random bits from one `arc4random_buf`
+    /// call: a request's receipt ids take one getrandom(2) call, not one per notification.
+    package static func timeOrdered(count: Int, at date: Date = Date()) -> [UUID] {
+        guard count > 0 else { return [] }
+        var words = [(UInt64, UInt64)](repeating: (0, 0), count: count)
+        words.withUnsafeMutableBytes { bytes in
+            if let base = bytes.baseAddress { arc4random_buf(base, bytes.count) }
+        }
+        return words.map { words in
+            var uuid = withUnsafeBytes(of: words) { $0.load(as: uuid_t.self) }
+            withUnsafeMutableBytes(of: &uuid) { $0[8] = $0[8] & 0x3F | 0x80 }  // RFC 9562 variant
+            stamp(&uuid, with: date)
+            return UUID(uuid: uuid)
+        }
+    }
+
+    /// Writes `date`'s Unix time in milliseconds into the first 48 bits, and version 7.
+    private static func stamp(_ uuid: inout uuid_t, with date: Date) {
         let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000))
         withUnsafeMutableBytes(of: &uuid) { bytes in
             for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
-            bytes[6] = bytes[6] & 0x0F | 0x70  // version 7; the variant bits are random()'s already
+            bytes[6] = bytes[6] & 0x0F | 0x70  // version 7
         }
-        return UUID(uuid: uuid)
     }
 
     /// The UUID as `uuidString` writes it, in lowercase, written straight into the string's storage (rather than

@@ -74,4 +74,23 @@ struct RandomUUIDTests {
         }
         #expect(seen.count == 4_000)
     }
+
+    @Test("A request's receipt ids at once: each version 7 with the date's time, the variant, random bits of its own")
+    func timeOrderedInABatch() {
+        let date = Date(timeIntervalSince1970: 1_795_000_000.5)
+        #expect(UUID.timeOrdered(count: 0, at: date).isEmpty)
+        let batch = UUID.timeOrdered(count: 1_000, at: date).map(\.lowercaseString)
+        #expect(batch.count == 1_000)
+        #expect(Set(batch).count == 1_000)
+        for text in batch {
+            #expect(text.hasPrefix("01a1ee56-5ff4-7"), "\(text)")
+            #expect("89ab".contains(Array(text)[19]), "variant of \(text)")
+            #expect(UUID(uuidString: text)?.uuidString.lowercased() == text)
+        }
+        // The 74 random bits differ across the batch: no byte after the time is the same in every id.
+        let bytes = UUID.timeOrdered(count: 64, at: date).map { uuid in withUnsafeBytes(of: uuid.uuid) { Array($0) } }
+        for position in 7..<16 where position != 8 {
+            #expect(Set(bytes.map { $0[position] }).count > 1, "byte \(position)")
+        }
+    }
 }
