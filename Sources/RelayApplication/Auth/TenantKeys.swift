@@ -31,17 +31,8 @@ package enum TenantKeys {
         guard let separator = rest.firstIndex(of: UInt8(ascii: "_")) else { return nil }
         let id = rest[..<separator]
         let secret = rest[rest.index(after: separator)...]
-        guard id.count == 16, id.allSatisfy(isHexDigit), (43...64).contains(secret.count) else { return nil }
+        guard id.count == 16, id.allSatisfy(AuditHex.isDigit), (43...64).contains(secret.count) else { return nil }
         return (String(Substring(id)), String(Substring(secret)))
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-            UInt8(ascii: "A")...UInt8(ascii: "F"):
-            true
-        default: false
-        }
     }
 
     package static func hash(secret: String) -> [UInt8] {

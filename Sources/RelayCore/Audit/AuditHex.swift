@@ -39,6 +39,9 @@ package enum AuditHex {
         return bytes
     }
 
+    /// Whether `character` is a hexadecimal digit, in either case.
+    package static func isDigit(_ character: UInt8) -> Bool { value(of: character) != nil }
+
     /// The value of one hex digit, either case; `nil` for any other byte.
     package static func value(of character: UInt8) -> UInt8? {
         switch character {

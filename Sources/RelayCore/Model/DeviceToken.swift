@@ -36,21 +36,12 @@ package enum DeviceToken {
 
     package static func isAPNs(_ token: String) -> Bool {
         let bytes = token.utf8
-        return apnsLengths.contains(bytes.count) && bytes.count.isMultiple(of: 2) && bytes.allSatisfy(isHex)
+        return apnsLengths.contains(bytes.count) && bytes.count.isMultiple(of: 2) && bytes.allSatisfy(AuditHex.isDigit)
     }
 
     package static func isFCM(_ token: String) -> Bool {
         let bytes = token.utf8
         return fcmLengths.contains(bytes.count) && bytes.allSatisfy(isFCMCharacter)
-    }
-
-    private static func isHex(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-            UInt8(ascii: "A")...UInt8(ascii: "F"):
-            true
-        default: false
-        }
     }
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
