@@ -51,8 +51,8 @@ extension UUID {
         words.withUnsafeMutableBytes { bytes in
             if let base = bytes.baseAddress { arc4random_buf(base, bytes.count) }
         }
-        return words.map { words in
-            var uuid = withUnsafeBytes(of: words) { $0.load(as: uuid_t.self) }
+        return words.map { random in
+            var uuid = withUnsafeBytes(of: random) { $0.load(as: uuid_t.self) }
             withUnsafeMutableBytes(of: &uuid) { $0[8] = $0[8] & 0x3F | 0x80 }  // RFC 9562 variant
             stamp(&uuid, with: date)
             return UUID(uuid: uuid)
