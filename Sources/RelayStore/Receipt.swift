@@ -32,6 +32,9 @@ package struct Receipt: Sendable, Equatable {
     package var expiresAt: Date
     /// The app whose credentials sent it (`default` for the top-level sections).
     package var app: String
+    /// The `event` of a Live Activity push (`start`, `update`, `end`); `nil` for any other push. Not content: the
+    /// activity's state and attributes are never kept.
+    package var liveActivityEvent: LiveActivityEvent?
 
     package init(
         id: String,
@@ -49,7 +52,8 @@ package struct Receipt: Sendable, Equatable {
         createdAt: Date,
         updatedAt: Date,
         expiresAt: Date,
-        app: String = AppName.default
+        app: String = AppName.default,
+        liveActivityEvent: LiveActivityEvent? = nil
     ) {
         self.id = id
         self.tenantID = tenantID
@@ -67,6 +71,7 @@ package struct Receipt: Sendable, Equatable {
         self.updatedAt = updatedAt
         self.expiresAt = expiresAt
         self.app = app
+        self.liveActivityEvent = liveActivityEvent
     }
 }
 

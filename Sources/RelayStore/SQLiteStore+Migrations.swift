@@ -13,6 +13,7 @@ extension SQLiteStore {
         migrator.registerMigration("usage_not_admitted", migrate: addUsageNotAdmitted)
         migrator.registerMigration("delivery_journal", migrate: createDeliveryJournal)
         migrator.registerMigration("apps", migrate: addApps)
+        migrator.registerMigration("receipt_live_activity_event", migrate: addReceiptLiveActivityEvent)
         return migrator
     }()
 
@@ -249,5 +250,11 @@ extension SQLiteStore {
                 ALTER TABLE usage_daily_by_app RENAME TO usage_daily;
                 """
         )
+    }
+
+    /// The `event` of a Live Activity push (`start`, `update`, `end`) on its receipt; NULL for every other push, and
+    /// for every receipt written before.
+    private static func addReceiptLiveActivityEvent(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE receipts ADD COLUMN live_activity_event TEXT")
     }
 }

@@ -5,7 +5,7 @@ import RelayCore
 extension SQLiteStore {
     private static let receiptColumns = """
         id, tenant_id, key_id, provider, token_fingerprint, is_critical, status, error_code, message, remove_token, \
-        provider_message_id, expo_ticket_id, created_at, updated_at, expires_at, app
+        provider_message_id, expo_ticket_id, created_at, updated_at, expires_at, app, live_activity_event
         """
 
     /// SQLite before 3.32 allowed 999 parameters per statement; 500 ids stay well inside any build.
@@ -22,7 +22,7 @@ extension SQLiteStore {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT OR \(replacing ? "REPLACE" : "IGNORE") INTO receipts (\(Self.receiptColumns))
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         )
         // One receipt per notification: bound through SQLite's C API (`SQLiteRowWriter` says why).
@@ -44,6 +44,7 @@ extension SQLiteStore {
             try row.bind(receipt.updatedAt.unixSeconds)
             try row.bind(receipt.expiresAt.unixSeconds)
             try row.bind(receipt.app)
+            try row.bind(receipt.liveActivityEvent?.rawValue)
             try row.step()
         }
     }

@@ -70,6 +70,13 @@ extension Receipt {
         guard let status = ReceiptStatus(rawValue: statusName) else {
             throw StoreError.unavailable("receipt \(id) has an unknown status \"\(statusName)\"")
         }
+        let eventName: String? = try row.decode(forColumn: "live_activity_event")
+        let liveActivityEvent = try eventName.map { name in
+            guard let event = LiveActivityEvent(rawValue: name) else {
+                throw StoreError.unavailable("receipt \(id) has an unknown Live Activity event \"\(name)\"")
+            }
+            return event
+        }
         self.init(
             id: id,
             tenantID: try row.decode(forColumn: "tenant_id"),
@@ -86,7 +93,8 @@ extension Receipt {
             createdAt: try row.decodeDate(forColumn: "created_at"),
             updatedAt: try row.decodeDate(forColumn: "updated_at"),
             expiresAt: try row.decodeDate(forColumn: "expires_at"),
-            app: try row.decode(forColumn: "app")
+            app: try row.decode(forColumn: "app"),
+            liveActivityEvent: liveActivityEvent
         )
     }
 }

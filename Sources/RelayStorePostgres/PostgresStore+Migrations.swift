@@ -20,6 +20,7 @@ extension PostgresStore {
         Migration(name: "usage_not_admitted", statements: usageNotAdmitted),
         Migration(name: "delivery_journal", statements: deliveryJournal),
         Migration(name: "apps", statements: apps),
+        Migration(name: "receipt_live_activity_event", statements: receiptLiveActivityEvent),
     ]
 
     /// Any 32-bit constant naming "PushRelay's migrations" among the database's advisory locks; the second half of
@@ -324,5 +325,11 @@ extension PostgresStore {
         "ALTER TABLE usage_daily ADD COLUMN app text NOT NULL DEFAULT 'default'",
         "ALTER TABLE usage_daily DROP CONSTRAINT usage_daily_pkey",
         "ALTER TABLE usage_daily ADD PRIMARY KEY (tenant_id, day, provider, app)",
+    ]
+
+    /// The `event` of a Live Activity push on its receipt (SQLite's `receipt_live_activity_event`); NULL for every
+    /// other push, and for every receipt written before.
+    private static let receiptLiveActivityEvent: [PostgresQuery] = [
+        "ALTER TABLE receipts ADD COLUMN live_activity_event text"
     ]
 }

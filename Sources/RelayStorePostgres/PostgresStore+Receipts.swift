@@ -7,11 +7,11 @@ extension PostgresStore {
     private static let receiptColumnNames = [
         "id", "tenant_id", "key_id", "provider", "token_fingerprint", "is_critical", "status", "error_code", "message",
         "remove_token", "provider_message_id", "expo_ticket_id", "created_at", "updated_at", "expires_at",
-        "app",
+        "app", "live_activity_event",
     ]
     private static let receiptColumns = receiptColumnNames.joined(separator: ", ")
 
-    /// Rows per multi-row statement (receipts, receipt updates, usage): 1,000 receipts bind 16,000 parameters, well
+    /// Rows per multi-row statement (receipts, receipt updates, usage): 1,000 receipts bind 17,000 parameters, well
     /// inside PostgreSQL's 65,535.
     static let rowsPerStatement = 1_000
     /// Expired receipts are deleted this many per statement, so pruning never holds many row locks for long.
@@ -130,6 +130,7 @@ extension PostgresStore {
                 binds.append(receipt.updatedAt.unixSeconds)
                 binds.append(receipt.expiresAt.unixSeconds)
                 binds.append(receipt.app)
+                binds.append(receipt.liveActivityEvent?.rawValue)
             }
             return .assembled(
                 """

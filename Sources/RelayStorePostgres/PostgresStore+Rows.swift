@@ -96,6 +96,13 @@ extension Receipt {
         guard let status = ReceiptStatus(rawValue: statusName) else {
             throw StoreError.unavailable("receipt \(id) has an unknown status \"\(statusName)\"")
         }
+        let eventName: String? = try row.value("live_activity_event")
+        let liveActivityEvent = try eventName.map { name in
+            guard let event = LiveActivityEvent(rawValue: name) else {
+                throw StoreError.unavailable("receipt \(id) has an unknown Live Activity event \"\(name)\"")
+            }
+            return event
+        }
         self.init(
             id: id,
             tenantID: try row.value("tenant_id"),
@@ -112,7 +119,8 @@ extension Receipt {
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at"),
             expiresAt: try row.date("expires_at"),
-            app: try row.value("app")
+            app: try row.value("app"),
+            liveActivityEvent: liveActivityEvent
         )
     }
 }

@@ -181,6 +181,24 @@ struct AdmissionPlanTests {
         #expect(plan.deliveries.first?.push.criticalChannel == "pager")
     }
 
+    /// A Live Activity push's receipt records its event from admission, whether it goes upstream or is refused.
+    @Test func theReceiptRecordsALiveActivitysEvent() throws {
+        let tenant = Tenant(name: "acme")
+        let plan = Self.plan(
+            try Self.pushes(
+                #"""
+                [{"to":"\#(Self.apns)","liveActivity":{"event":"update","contentState":{"status":"mitigated"}}},
+                 {"to":"\#(Self.otherAPNs)","liveActivity":{"event":"end","contentState":{"status":"resolved"}}},
+                 {"to":"\#(Self.apns)","body":"plain"}]
+                """#),
+            tenant: tenant,
+            allowed: { $0 != "fp-cdcdcdcd" }
+        )
+        #expect(plan.deliveries.map(\.record.receipt.liveActivityEvent) == [.update, nil])
+        #expect(plan.refused.map(\.refusal) == [.messageRateExceeded])
+        #expect(plan.writes.batch.receipts.map(\.liveActivityEvent) == [.end])
+    }
+
     @Test func theBurstIsTheLargestRequest() {
         let limits = RateLimits(burst: 3)
         #expect(throws: Never.self) { try AdmissionPlan.checkSize(3, limits: limits) }

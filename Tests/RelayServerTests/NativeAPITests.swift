@@ -248,6 +248,43 @@ struct NativeAPITests {
         }
     }
 
+    /// The receipt of a Live Activity push names its event; other receipts, and Expo's shape of any, have no such key.
+    @Test func aLiveActivitysReceiptNamesItsEvent() async throws {
+        let relay = try await TestRelay()
+        let body =
+            #"{"messages":[{"to":"\#(TestRelay.apnsToken)","liveActivity":{"event":"update","contentState":{"status":"mitigated"}}},{"to":"\#(TestRelay.apnsToken)","body":"x"}]}"#
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/v1/push", key: relay.key, json: body)
+            #expect(response.status == .ok)
+            let ids = try [0, 1].map { try #require(response.json?["data"]?[$0]?["id"]?.stringValue) }
+            let lookup = try await client.post(
+                "/v1/receipts", key: relay.key, json: #"{"ids":["\#(ids[0])","\#(ids[1])"]}"#)
+            let activity = try #require(lookup.json?["data"]?[ids[0]]?.objectValue)
+            #expect(activity["liveActivityEvent"] == .string("update"))
+            #expect(activity["status"] == .string("ok"))
+            #expect(lookup.json?["data"]?[ids[1]]?.objectValue?.keys.contains("liveActivityEvent") == false)
+            let expo = try await client.post(
+                "/--/api/v2/push/getReceipts", key: relay.key, json: #"{"ids":["\#(ids[0])"]}"#)
+            #expect(expo.json?["data"]?[ids[0]]?.objectValue?.keys.contains("liveActivityEvent") == false)
+        }
+    }
+
+    @Test(arguments: LiveActivityEvent.allCases)
+    func theNativeReceiptJSONHasTheEventOnlyWhenSet(event: LiveActivityEvent) {
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        var receipt = Receipt(
+            id: "r1", tenantID: "t1", keyID: "k1", provider: .apns, tokenFingerprint: "fp", isCritical: false,
+            status: .ok, providerMessageID: "m1", createdAt: at, updatedAt: at, expiresAt: at.addingTimeInterval(60)
+        )
+        let plain: [String: JSONValue] = [
+            "status": .string("ok"), "provider": .string("apns"), "critical": .bool(false),
+            "updatedAt": .string("2027-01-15T08:00:00Z"), "app": .string("default"), "providerMessageId": .string("m1"),
+        ]
+        #expect(receipt.nativeJSON == .object(plain))
+        receipt.liveActivityEvent = event
+        #expect(receipt.nativeJSON == .object(plain.merging(["liveActivityEvent": .string(event.rawValue)]) { $1 }))
+    }
+
     @Test func receiptsOfOtherTenantsAreAbsent() async throws {
         let relay = try await TestRelay()
         let (_, otherKey) = try await TestRelay.addTenant(to: relay.store, name: "other")

@@ -155,8 +155,10 @@ struct PostgresStoreTests {
                     Fixture.receipt("apns", createdAt: first),
                 ]))
             // Back to the schema before `v3`, when a push Expo accepted was counted as delivered at once (and so
-            // before the migrations after it: `apps`).
+            // before the migrations after it: `apps`, `receipt_live_activity_event`).
             for statement: PostgresQuery in [
+                "ALTER TABLE receipts DROP COLUMN live_activity_event",
+                "DELETE FROM schema_migrations WHERE name = 'receipt_live_activity_event'",
                 "ALTER TABLE usage_daily DROP CONSTRAINT usage_daily_pkey",
                 "ALTER TABLE usage_daily DROP COLUMN app",
                 "ALTER TABLE usage_daily ADD PRIMARY KEY (tenant_id, day, provider)",
@@ -177,7 +179,8 @@ struct PostgresStoreTests {
                 """
             )
             try await store.migrate()
-            #expect(try await store.appliedMigrations().suffix(2) == ["v3", "apps"])
+            #expect(
+                try await store.appliedMigrations().suffix(3) == ["v3", "apps", "receipt_live_activity_event"])
             #expect(
                 try await store.usage(tenantID: "tenant-a", fromDay: firstDay) == [
                     UsageRow(day: firstDay, provider: .apns, counts: UsageCounts(delivered: 3)),
@@ -191,6 +194,24 @@ struct PostgresStoreTests {
                 try await store.usage(tenantID: "tenant-a", fromDay: secondDay).map(\.counts)
                     == [UsageCounts(delivered: 1)]
             )
+        }
+    }
+
+    @Test func receiptsWrittenBeforeTheLiveActivityEventReadBackWithoutOne() async throws {
+        try await PostgresTestDatabase.withStore { store in
+            var old = Fixture.receipt("old", status: .ok)
+            old.app = "beta"
+            try await store.commit(StoreBatch(receipts: [old]))
+            // Back to the schema before `receipt_live_activity_event`, with the receipt as a relay of it wrote it.
+            try await store.execute("ALTER TABLE receipts DROP COLUMN live_activity_event")
+            try await store.execute("DELETE FROM schema_migrations WHERE name = 'receipt_live_activity_event'")
+            try await store.migrate()
+            #expect(try await store.appliedMigrations().last == "receipt_live_activity_event")
+            #expect(try await store.receipts(ids: ["old"], tenantID: "tenant-a") == [old])
+            var new = Fixture.receipt("new")
+            new.liveActivityEvent = .end
+            try await store.commit(StoreBatch(receipts: [new]))
+            #expect(try await store.receipts(ids: ["old", "new"], tenantID: "tenant-a") == [old, new])
         }
     }
 

@@ -311,6 +311,45 @@ struct PushStoreConformanceTests {
         }
     }
 
+    /// A Live Activity push's receipt keeps its `event` from admission to its outcome, however it is written; every
+    /// other receipt has none.
+    @Test(arguments: StoreKind.all)
+    func receiptsKeepTheirLiveActivityEvent(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let activities = LiveActivityEvent.allCases.map { event in
+                var receipt = Fixture.receipt("la-\(event.rawValue)")
+                receipt.liveActivityEvent = event
+                return receipt
+            }
+            let plain = Fixture.receipt("plain")
+            try await store.commit(StoreBatch(provisionalReceipts: activities + [plain]))
+            let ids = activities.map(\.id) + [plain.id]
+            let admitted = try await store.receipts(ids: ids, tenantID: "tenant-a")
+            #expect(admitted == activities + [plain])
+            #expect(admitted.map(\.liveActivityEvent) == [.start, .update, .end, nil])
+
+            // Concluded as the relay concludes them: one by an update of its outcome, one written whole.
+            let delivered = ReceiptUpdate(
+                outcome: .delivered(providerMessageID: "m1"), id: "la-start", at: Fixture.date(1))
+            var ended = activities[2]
+            let gone = DeliveryOutcome.tokenInvalid(.deviceNotRegistered, reason: "Unregistered", since: nil)
+            ended.apply(ReceiptUpdate(outcome: gone, id: ended.id, at: Fixture.date(2)))
+            try await store.commit(StoreBatch(receipts: [ended], receiptUpdates: [delivered]))
+            let concluded = try await store.receipts(ids: ids, tenantID: "tenant-a")
+            #expect(concluded.map(\.liveActivityEvent) == [.start, .update, .end, nil])
+            #expect(concluded.map(\.status) == [.ok, .pending, .error, .pending])
+            #expect(concluded[2] == ended)
+
+            // The Expo poller's lookup reads it too (the store does not judge which provider takes one).
+            var awaited = Fixture.receipt("la-awaited", provider: .expo, expoTicketID: "T")
+            awaited.liveActivityEvent = .update
+            try await store.commit(StoreBatch(receipts: [awaited, Fixture.receipt("awaited", expoTicketID: "U")]))
+            #expect(try await store.pendingReceipt(expoTicketID: "T")?.liveActivityEvent == .update)
+            #expect(try await store.pendingReceipt(expoTicketID: "U") != nil)
+            #expect(try await store.pendingReceipt(expoTicketID: "U")?.liveActivityEvent == nil)
+        }
+    }
+
     @Test(arguments: StoreKind.all)
     func lookupOfManyIDsFindsThemAll(kind: StoreKind) async throws {
         try await kind.withStore { store in

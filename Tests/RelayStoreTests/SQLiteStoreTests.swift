@@ -185,6 +185,41 @@ import Testing
         )
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func receiptsWrittenBeforeTheLiveActivityEventReadBackWithoutOne() async throws {
+        let store = try SQLiteStore(path: SQLiteStore.memoryPath)
+        // The schema before `receipt_live_activity_event`.
+        try SQLiteStore.migrator.migrate(store.writer, upTo: "apps")
+        let old = {
+            var receipt = Fixture.receipt("old", status: .ok)
+            receipt.app = "beta"
+            return receipt
+        }()
+        try await store.writer.write { db in
+            // Written as a relay of that schema wrote it: without `live_activity_event`.
+            try db.execute(
+                sql: """
+                    INSERT INTO receipts (id, tenant_id, key_id, provider, token_fingerprint, is_critical, status,
+                        error_code, message, remove_token, provider_message_id, expo_ticket_id, created_at,
+                        updated_at, expires_at, app)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    old.id, old.tenantID, old.keyID, old.provider.rawValue, old.tokenFingerprint, old.isCritical,
+                    old.status.rawValue, old.errorCode, old.message, old.removeToken, old.providerMessageID,
+                    old.expoTicketID, old.createdAt.timeIntervalSince1970, old.updatedAt.timeIntervalSince1970,
+                    old.expiresAt.timeIntervalSince1970, old.app,
+                ]
+            )
+        }
+        try await store.migrate()
+        #expect(try await store.receipts(ids: ["old"], tenantID: "tenant-a") == [old])
+        var new = Fixture.receipt("new")
+        new.liveActivityEvent = .start
+        try await store.commit(StoreBatch(receipts: [new]))
+        #expect(try await store.receipts(ids: ["old", "new"], tenantID: "tenant-a") == [old, new])
+    }
+
     @Test("The writer checkpoints every 250 pages of WAL, not SQLite's 1,000", .timeLimit(.minutes(1)))
     func checkpointThreshold() async throws {
         let folder = try TemporaryFolder()

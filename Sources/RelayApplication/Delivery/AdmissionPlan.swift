@@ -129,7 +129,8 @@ package struct AdmissionPlan: Sendable {
                     createdAt: now,
                     updatedAt: now,
                     expiresAt: expires,
-                    app: push.app
+                    app: push.app,
+                    liveActivityEvent: push.message.liveActivity?.event
                 ),
                 tenantName: tenant.name,
                 requestID: origin.requestID,

@@ -90,7 +90,8 @@ package struct JournalPayload: Sendable, Equatable {
                 createdAt: createdAt,
                 updatedAt: createdAt,
                 expiresAt: Date(timeIntervalSince1970: expires),
-                app: push.app
+                app: push.app,
+                liveActivityEvent: push.message.liveActivity?.event
             ),
             tenantName: tenantName,
             requestID: fields["requestID"]?.stringValue,

@@ -70,6 +70,7 @@ extension Receipt {
             "critical": .bool(isCritical), "updatedAt": .string(updatedAt.formatted(.iso8601)), "app": .string(app),
         ]
         if let providerMessageID { fields["providerMessageId"] = .string(providerMessageID) }
+        if let liveActivityEvent { fields["liveActivityEvent"] = .string(liveActivityEvent.rawValue) }
         if status == .error {
             if let message { fields["message"] = .string(message) }
             fields["details"] = .object([

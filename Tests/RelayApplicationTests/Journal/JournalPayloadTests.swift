@@ -70,6 +70,33 @@ import Testing
         }
     }
 
+    /// A resumed Live Activity push concludes a receipt that still records its event.
+    @Test func aLiveActivitysEventReadsBackOnItsReceipt() throws {
+        let token = String(repeating: "ab", count: 32)
+        let created = Date(timeIntervalSince1970: 1_800_000_000)
+        for event in LiveActivityEvent.allCases {
+            let activity =
+                event == .start
+                ? #"{"event":"start","attributesType":"IncidentAttributes","attributes":{"id":"12"},"contentState":{}}"#
+                : #"{"event":"\#(event.rawValue)","contentState":{"status":"open"}}"#
+            let title = event == .start ? #","title":"Incident #12""# : ""
+            var push = try #require(
+                try Self.push(#"{"to":"\#(token)"\#(title),"liveActivity":\#(activity)}"#).first)
+            push.stampLiveActivity(at: created)
+            let record = NotificationRecord(
+                receipt: Receipt(
+                    id: "0196f3a2-7c1e-7d43-9a0b-8a3b8f1f2c13", tenantID: "tenant-1", keyID: "key-1", provider: .apns,
+                    tokenFingerprint: "fp", isCritical: false, status: .pending, createdAt: created,
+                    updatedAt: created, expiresAt: created.addingTimeInterval(3600), liveActivityEvent: event
+                ),
+                tenantName: "acme"
+            )
+            let read = try JournalPayload(decoding: JournalPayload(push: push, record: record).encoded())
+            #expect(read.record.receipt.liveActivityEvent == event)
+            #expect(read.record == record)
+        }
+    }
+
     @Test func aDamagedPayloadIsAnErrorThatQuotesNothing() {
         #expect(throws: JournalPayloadError("not a JSON object")) { try JournalPayload(decoding: Array("[1]".utf8)) }
         #expect(throws: JournalPayloadError("unknown format")) { try JournalPayload(decoding: Array(#"{"v":9}"#.utf8)) }
