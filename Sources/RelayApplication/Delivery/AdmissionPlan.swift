@@ -103,6 +103,7 @@ package struct AdmissionPlan: Sendable {
             let tokenFingerprint = fingerprint(push)
             push.criticalChannel = tenant.criticalChannel
             push.app = push.message.app ?? tenant.defaultApp
+            push.stampLiveActivity(at: now)
             let refusal: RelayRefusal? =
                 if push.isCritical && !tenant.allowCriticalAlerts {
                     .criticalAlertsNotAllowed

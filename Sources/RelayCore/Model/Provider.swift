@@ -11,11 +11,14 @@ package enum APNsEnvironment: String, Sendable, CaseIterable, Codable {
     case sandbox
 }
 
-/// The delivery priority a caller asks for, in Expo's vocabulary (which the native API shares).
+/// The delivery priority a caller asks for, in Expo's vocabulary (which the native API shares), and `low`.
 package enum PushPriority: String, Sendable, CaseIterable, Codable {
     case `default`
     case normal
     case high
+    /// APNs priority 1: the device's power first, never woken for it; FCM `NORMAL`; Expo `default` (Expo has no
+    /// lower one). The relay's own rule: not for critical alerts (they stay at 10) nor Live Activities (5 or 10).
+    case low
 }
 
 /// iOS interruption levels (`aps.interruption-level`).
@@ -24,6 +27,16 @@ package enum InterruptionLevel: String, Sendable, CaseIterable, Codable {
     case active
     case timeSensitive = "time-sensitive"
     case critical
+
+    /// Reads a level as callers spell it: APNs's `time-sensitive`, or `timeSensitive` (ActivityKit's and
+    /// UserNotifications' case name, which Critical Moments sends); it is always written `time-sensitive`.
+    package init?(spelling: String) {
+        if spelling == "timeSensitive" {
+            self = .timeSensitive
+        } else {
+            self.init(rawValue: spelling)
+        }
+    }
 }
 
 /// The `apns-push-type` values, each with the suffix its `apns-topic` needs.

@@ -31,6 +31,33 @@ package struct PushMessage: Sendable, Equatable {
     package var apnsEnvironment: APNsEnvironment?
     /// The app this message is for (`[apps.<name>]`, or `default`); `nil` takes the tenant's default app.
     package var app: String?
+    /// A Live Activity start, update or end (APNs tokens only); implies push type `liveactivity`.
+    package var liveActivity: LiveActivity?
+    /// `aps.relevance-score`, 0 to 1: the order of the app's notifications in the summary.
+    package var relevanceScore: Double?
+    /// Localised alert: keys of the app's strings and the arguments filling their `%@` (APNs `aps.alert`'s
+    /// `title-loc-key`, `subtitle-loc-key`, `loc-key` and their `-args`; FCM's `title_loc_key`, `body_loc_key` and
+    /// their `_args`).
+    package var titleLocKey: String?
+    package var titleLocArgs: [String]?
+    package var subtitleLocKey: String?
+    package var subtitleLocArgs: [String]?
+    package var bodyLocKey: String?
+    package var bodyLocArgs: [String]?
+    /// `aps.alert.launch-image`: the image shown when the alert opens the app.
+    package var launchImage: String?
+    /// `aps.target-content-id`: the window brought forward.
+    package var targetContentId: String?
+    /// `aps.filter-criteria`: matched against the current Focus.
+    package var filterCriteria: String?
+    /// Android only (FCM `android.notification`): `click_action`, `notification_count`, `visibility`, `color`
+    /// (`#rrggbb`) and `notification_priority`; `android.direct_boot_ok`.
+    package var clickAction: String?
+    package var notificationCount: Int?
+    package var visibility: AndroidVisibility?
+    package var color: String?
+    package var notificationPriority: AndroidNotificationPriority?
+    package var directBootOk: Bool?
 
     package init(
         to: [String],
@@ -124,22 +151,34 @@ extension PushMessage {
         isCriticalAlert == true || interruptionLevel == .critical || sound.isCritical
     }
 
-    /// Whether the message has anything a user would see or hear.
-    package var hasAlertContent: Bool {
-        title != nil || subtitle != nil || body != nil || badge != nil || image != nil
-            || {
-                switch sound {
-                case .named, .dictionary: true
-                case .unspecified, .silent: false
-                }
-            }()
+    /// Whether the message shows something: a title, subtitle, body, image or a localised title, subtitle or body,
+    /// or it is critical. Only a visible push plays `"default"` when `sound` is absent; one that is not stays silent.
+    package var isVisible: Bool {
+        title != nil || subtitle != nil || body != nil || image != nil || titleLocKey != nil || subtitleLocKey != nil
+            || bodyLocKey != nil || isCritical
     }
 
-    /// The APNs push type: as given, else `background` for a content-available message with nothing to show and
-    /// not critical, else `alert`.
+    /// Whether `sound` names a sound to play (`null` and absent do not).
+    package var hasSound: Bool {
+        switch sound {
+        case .named, .dictionary: true
+        case .unspecified, .silent: false
+        }
+    }
+
+    /// The APNs push type: as given; `liveactivity` for a Live Activity; `alert` for a push that shows something,
+    /// sets a badge or plays a sound; else (data only, or content-available) `background`.
     package var effectivePushType: APNsPushType {
         if let pushType { return pushType }
-        if contentAvailable == true && !hasAlertContent && !isCritical { return .background }
-        return .alert
+        if liveActivity != nil { return .liveactivity }
+        if isVisible || badge != nil || hasSound { return .alert }
+        return .background
+    }
+
+    /// Whether the message has nothing to deliver: nothing shown, no badge, no sound, no data, not content-available,
+    /// no Live Activity, and no push type that carries something of its own (only `alert`, or none, is checked).
+    package var isEmpty: Bool {
+        !isVisible && badge == nil && !hasSound && (data?.isEmpty ?? true) && contentAvailable != true
+            && liveActivity == nil && (pushType == nil || pushType == .alert)
     }
 }

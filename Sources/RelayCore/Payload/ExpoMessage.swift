@@ -25,6 +25,8 @@ package struct ExpoMessage: Sendable, Equatable {
         if let categoryId = message.categoryId { json["categoryId"] = .string(categoryId) }
         if let mutableContent = message.mutableContent { json["mutableContent"] = .bool(mutableContent) }
         if let contentAvailable = message.contentAvailable { json["_contentAvailable"] = .bool(contentAvailable) }
+        // A push with nothing to show, badge or sound is a background update on iOS.
+        if push.pushType == .background { json["_contentAvailable"] = .bool(true) }
         if let image = message.image { json["richContent"] = .object(["image": .string(image)]) }
         if let icon = message.icon { json["icon"] = .string(icon) }
 
@@ -40,7 +42,10 @@ package struct ExpoMessage: Sendable, Equatable {
         } else {
             if let level = message.interruptionLevel { json["interruptionLevel"] = .string(level.rawValue) }
             if let sound = Self.sound(push) { json["sound"] = sound }
-            if let priority = message.priority { json["priority"] = .string(priority.rawValue) }
+            // Expo has no priority below `default`.
+            if let priority = message.priority {
+                json["priority"] = .string(priority == .low ? "default" : priority.rawValue)
+            }
             if let channelId = message.channelId { json["channelId"] = .string(channelId) }
         }
 
@@ -52,10 +57,11 @@ package struct ExpoMessage: Sendable, Equatable {
         self.json = json
     }
 
-    /// `sound` for a push that is not critical: as given (`null` stays `null`), `"default"` when absent on an alert.
+    /// `sound` for a push that is not critical: as given (`null` stays `null`), `"default"` when absent on an alert
+    /// that shows something; absent on one that shows nothing.
     private static func sound(_ push: ResolvedPush) -> JSONValue? {
         switch push.message.sound {
-        case .unspecified: push.pushType == .alert ? .string("default") : nil
+        case .unspecified: push.pushType == .alert && push.message.isVisible ? .string("default") : nil
         case .silent: .null
         case .named(let name): .string(name)
         case .dictionary(let critical, let name, let volume):

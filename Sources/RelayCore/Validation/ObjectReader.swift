@@ -63,6 +63,39 @@ struct ObjectReader {
         }
     }
 
+    /// A number, integer or not.
+    mutating func number(_ key: String) -> Double? {
+        switch object[key] {
+        case nil, .null: return nil
+        case let value? where value.numberValue != nil: return value.numberValue
+        case let other?:
+            mismatch(key, expected: "a number", got: other)
+            return nil
+        }
+    }
+
+    /// An array of strings; each element of another type is reported at its index.
+    mutating func strings(_ key: String) -> [String]? {
+        switch object[key] {
+        case nil, .null: return nil
+        case .array(let elements):
+            var strings: [String] = []
+            for (index, element) in elements.enumerated() {
+                if let text = element.stringValue {
+                    strings.append(text)
+                } else {
+                    issues.append(
+                        ValidationIssue(
+                            path.appending(key).appending(index), "must be a string, not \(element.typeName)"))
+                }
+            }
+            return strings.count == elements.count ? strings : nil
+        case let other?:
+            mismatch(key, expected: "an array of strings", got: other)
+            return nil
+        }
+    }
+
     mutating func object(_ key: String) -> [String: JSONValue]? {
         switch object[key] {
         case nil, .null: return nil

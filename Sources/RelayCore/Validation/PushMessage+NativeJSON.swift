@@ -42,6 +42,47 @@ extension PushMessage {
         set("pushType", pushType.map { .string($0.rawValue) })
         set("apnsEnvironment", apnsEnvironment.map { .string($0.rawValue) })
         set("app", app.map(JSONValue.string))
+        set("liveActivity", liveActivity.map(\.nativeJSON))
+        set("relevanceScore", relevanceScore.map(JSONValue.double))
+        set("titleLocKey", titleLocKey.map(JSONValue.string))
+        set("titleLocArgs", titleLocArgs.map(Self.strings))
+        set("subtitleLocKey", subtitleLocKey.map(JSONValue.string))
+        set("subtitleLocArgs", subtitleLocArgs.map(Self.strings))
+        set("bodyLocKey", bodyLocKey.map(JSONValue.string))
+        set("bodyLocArgs", bodyLocArgs.map(Self.strings))
+        set("launchImage", launchImage.map(JSONValue.string))
+        set("targetContentId", targetContentId.map(JSONValue.string))
+        set("filterCriteria", filterCriteria.map(JSONValue.string))
+        set("clickAction", clickAction.map(JSONValue.string))
+        set("notificationCount", notificationCount.map { .int(Int64($0)) })
+        set("visibility", visibility.map { .string($0.rawValue) })
+        set("color", color.map(JSONValue.string))
+        set("notificationPriority", notificationPriority.map { .string($0.rawValue) })
+        set("directBootOk", directBootOk.map(JSONValue.bool))
+        return .object(fields)
+    }
+
+    private static func strings(_ values: [String]) -> JSONValue {
+        .array(values.map(JSONValue.string))
+    }
+}
+
+extension LiveActivity {
+    /// The `liveActivity` object as the native API writes it, read back by the parser.
+    package var nativeJSON: JSONValue {
+        var fields: [String: JSONValue] = ["event": .string(event.rawValue)]
+        func set(_ name: String, _ value: JSONValue?) {
+            if let value { fields[name] = value }
+        }
+        set("contentState", contentState.map(JSONValue.object))
+        set("timestamp", timestamp.map(JSONValue.int))
+        set("staleDate", staleDate.map(JSONValue.int))
+        set("dismissalDate", dismissalDate.map(JSONValue.int))
+        set("relevanceScore", relevanceScore.map(JSONValue.double))
+        set("attributesType", attributesType.map(JSONValue.string))
+        set("attributes", attributes.map(JSONValue.object))
+        set("inputPushToken", inputPushToken.map(JSONValue.bool))
+        set("inputPushChannel", inputPushChannel.map(JSONValue.string))
         return .object(fields)
     }
 }

@@ -4,6 +4,15 @@ extension PushMessage {
         "to", "provider", "title", "subtitle", "body", "data", "sound", "badge", "priority", "ttl", "expiration",
         "collapseId", "threadId", "categoryId", "channelId", "mutableContent", "contentAvailable",
         "interruptionLevel", "isCriticalAlert", "image", "icon", "pushType", "apnsEnvironment", "app",
+        "liveActivity", "relevanceScore", "titleLocKey", "titleLocArgs", "subtitleLocKey", "subtitleLocArgs",
+        "bodyLocKey", "bodyLocArgs", "launchImage", "targetContentId", "filterCriteria", "clickAction",
+        "notificationCount", "visibility", "color", "notificationPriority", "directBootOk",
+    ]
+
+    /// The `liveActivity` object's fields.
+    static let liveActivityFieldNames: Set<String> = [
+        "event", "contentState", "timestamp", "staleDate", "dismissalDate", "relevanceScore", "attributesType",
+        "attributes", "inputPushToken", "inputPushChannel",
     ]
 
     static let soundFieldNames: Set<String> = ["critical", "name", "volume"]
@@ -40,7 +49,15 @@ extension PushMessage {
         message.channelId = reader.string("channelId")
         message.mutableContent = reader.bool("mutableContent")
         message.contentAvailable = reader.bool("contentAvailable")
-        message.interruptionLevel = reader.enumeration("interruptionLevel", InterruptionLevel.self)
+        if let level = reader.string("interruptionLevel") {
+            message.interruptionLevel = InterruptionLevel(spelling: level)
+            if message.interruptionLevel == nil {
+                reader.issues.append(
+                    ValidationIssue(
+                        path.appending("interruptionLevel"),
+                        "must be one of 'passive', 'active', 'time-sensitive' (or 'timeSensitive'), 'critical'"))
+            }
+        }
         message.isCriticalAlert = reader.bool("isCriticalAlert")
         message.image = reader.string("image")
         message.icon = reader.string("icon")
@@ -53,6 +70,24 @@ extension PushMessage {
                 reader.issues.append(ValidationIssue(path.appending("app"), "must be an app's name, \(AppName.rule)"))
             }
         }
+
+        message.liveActivity = parseLiveActivity(object, at: path, issues: &reader.issues)
+        message.relevanceScore = reader.number("relevanceScore")
+        message.titleLocKey = reader.string("titleLocKey")
+        message.titleLocArgs = reader.strings("titleLocArgs")
+        message.subtitleLocKey = reader.string("subtitleLocKey")
+        message.subtitleLocArgs = reader.strings("subtitleLocArgs")
+        message.bodyLocKey = reader.string("bodyLocKey")
+        message.bodyLocArgs = reader.strings("bodyLocArgs")
+        message.launchImage = reader.string("launchImage")
+        message.targetContentId = reader.string("targetContentId")
+        message.filterCriteria = reader.string("filterCriteria")
+        message.clickAction = reader.string("clickAction")
+        message.notificationCount = reader.integer("notificationCount").map(clampToInt)
+        message.visibility = reader.enumeration("visibility", AndroidVisibility.self)
+        message.color = reader.string("color")
+        message.notificationPriority = reader.enumeration("notificationPriority", AndroidNotificationPriority.self)
+        message.directBootOk = reader.bool("directBootOk")
 
         let typeIssues = reader.issues
         issues += typeIssues
@@ -113,6 +148,41 @@ extension PushMessage {
                     path, "must be a string, null, or an object {critical, name, volume}, not \(other.typeName)")
             )
             return .unspecified
+        }
+    }
+
+    /// `liveActivity`: the object's types; its rules (which keys each event takes) are validation's.
+    private static func parseLiveActivity(
+        _ object: [String: JSONValue],
+        at parent: JSONPath,
+        issues: inout [ValidationIssue]
+    ) -> LiveActivity? {
+        let path = parent.appending("liveActivity")
+        switch object["liveActivity"] {
+        case nil, .null: return nil
+        case .object(let fields):
+            var reader = ObjectReader(fields, at: path)
+            reader.rejectUnknownKeys(liveActivityFieldNames)
+            let event = reader.enumeration("event", LiveActivityEvent.self)
+            if fields["event"] == nil || fields["event"] == .null {
+                reader.issues.append(
+                    ValidationIssue(path.appending("event"), "is required: 'start', 'update' or 'end'"))
+            }
+            var activity = LiveActivity(event: event ?? .update)
+            activity.contentState = reader.object("contentState")
+            activity.timestamp = reader.integer("timestamp")
+            activity.staleDate = reader.integer("staleDate")
+            activity.dismissalDate = reader.integer("dismissalDate")
+            activity.relevanceScore = reader.number("relevanceScore")
+            activity.attributesType = reader.string("attributesType")
+            activity.attributes = reader.object("attributes")
+            activity.inputPushToken = reader.bool("inputPushToken")
+            activity.inputPushChannel = reader.string("inputPushChannel")
+            issues += reader.issues
+            return event == nil ? nil : activity
+        case let other?:
+            issues.append(ValidationIssue(path, "must be an object {event, contentState, …}, not \(other.typeName)"))
+            return nil
         }
     }
 

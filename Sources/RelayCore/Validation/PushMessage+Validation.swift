@@ -73,18 +73,27 @@ extension PushMessage {
 
         // Push types: a critical alert is an alert; a background push shows nothing.
         let pushType = effectivePushType
-        if isCritical && pushType != .alert {
+        if isCritical && liveActivity != nil {
+            report(path.appending("liveActivity"), "must be absent for a critical alert, which is an 'alert' push")
+        } else if isCritical && pushType != .alert {
             report(path.appending("pushType"), "must be 'alert' for a critical alert, not '\(pushType.rawValue)'")
-        }
-        if pushType == .background {
+        } else if pushType == .background {
             let shown: [(String, Bool)] = [
                 ("title", title != nil), ("subtitle", subtitle != nil), ("body", body != nil),
                 ("image", image != nil), ("badge", badge != nil), ("sound", sound.name != nil || sound.isCritical),
+                ("titleLocKey", titleLocKey != nil), ("subtitleLocKey", subtitleLocKey != nil),
+                ("bodyLocKey", bodyLocKey != nil),
             ]
             for (field, present) in shown where present {
                 report(path.appending(field), "must be absent: a background push carries no alert, sound or badge")
             }
         }
+        if priority == .low && liveActivity != nil {
+            report(path.appending("priority"), "must not be 'low' for a Live Activity, which takes 'normal' (5) or 10")
+        }
+        checkLiveActivity(at: path, pushType: pushType, report: report)
+        checkAlertFields(at: path, report: report)
+        checkProviderFields(at: path, providers: providers, report: report)
 
         // Custom data keys the providers reserve.
         if let data {
@@ -104,9 +113,159 @@ extension PushMessage {
             }
         }
 
+        // Said only of a message with no other problem: a field of the wrong type reads as absent, so the message
+        // would look empty when it is not.
+        if isEmpty && found.isEmpty && skipping.isEmpty {
+            report(
+                path,
+                "has nothing to deliver: give a title, body or other visible content, a badge, a sound, data, "
+                    + "contentAvailable or a liveActivity")
+        }
+
         issues += found
         guard found.isEmpty, providers.count == to.count, !to.isEmpty else { return nil }
         return ValidatedMessage(message: self, providers: providers)
+    }
+
+    /// Live Activities: which keys each event takes (PROTOCOLS.md §1.8), and the push type they need.
+    private func checkLiveActivity(at path: JSONPath, pushType: APNsPushType, report: (JSONPath, String) -> Void) {
+        guard let activity = liveActivity else {
+            if pushType == .liveactivity {
+                report(
+                    path.appending("liveActivity"),
+                    "is required with pushType 'liveactivity': {event, contentState, …} (a device ignores a Live "
+                        + "Activity push without them)")
+            }
+            return
+        }
+        let activityPath = path.appending("liveActivity")
+        if relevanceScore != nil {
+            report(path.appending("relevanceScore"), "is liveActivity.relevanceScore for a Live Activity")
+        }
+        if pushType != .liveactivity && !isCritical {
+            report(path.appending("pushType"), "must be 'liveactivity' or absent with liveActivity")
+        }
+        let event = activity.event.rawValue
+        if activity.contentState == nil && activity.event != .end {
+            report(activityPath.appending("contentState"), "is required for '\(event)'")
+        }
+        if activity.event == .start {
+            if activity.attributesType == nil {
+                report(activityPath.appending("attributesType"), "is required for 'start'")
+            }
+            if activity.attributes == nil { report(activityPath.appending("attributes"), "is required for 'start'") }
+            if title == nil && body == nil {
+                report(path.appending("title"), "is required for a Live Activity 'start' (with body: its alert)")
+            }
+        } else {
+            let startOnly: [(String, Bool)] = [
+                ("attributesType", activity.attributesType != nil), ("attributes", activity.attributes != nil),
+                ("inputPushToken", activity.inputPushToken != nil),
+                ("inputPushChannel", activity.inputPushChannel != nil),
+            ]
+            for (field, present) in startOnly where present {
+                report(activityPath.appending(field), "is only for 'start', not '\(event)'")
+            }
+        }
+        if activity.dismissalDate != nil && activity.event != .end {
+            report(activityPath.appending("dismissalDate"), "is only for 'end', not '\(event)'")
+        }
+        if activity.staleDate != nil && activity.event == .end {
+            report(activityPath.appending("staleDate"), "is only for 'start' and 'update', not 'end'")
+        }
+        if activity.inputPushToken == false {
+            report(activityPath.appending("inputPushToken"), "must be true or absent")
+        }
+        if let channel = activity.inputPushChannel, channel.isEmpty {
+            report(activityPath.appending("inputPushChannel"), "must be a channel id, not empty")
+        }
+        let times: [(String, Int64?)] = [
+            ("timestamp", activity.timestamp), ("staleDate", activity.staleDate),
+            ("dismissalDate", activity.dismissalDate),
+        ]
+        for (field, value) in times where (value ?? 0) < 0 {
+            report(activityPath.appending(field), "must be a UNIX time in seconds")
+        }
+        if let score = activity.relevanceScore, !score.isFinite {
+            report(activityPath.appending("relevanceScore"), "must be a finite number")
+        }
+    }
+
+    /// Localised alert keys, the relevance score and Android's display fields.
+    private func checkAlertFields(at path: JSONPath, report: (JSONPath, String) -> Void) {
+        if let relevanceScore, !(0.0...1.0).contains(relevanceScore) {
+            report(path.appending("relevanceScore"), "must be from 0.0 to 1.0")
+        }
+        let locArgs: [(String, String, Bool, Bool)] = [
+            ("titleLocArgs", "titleLocKey", titleLocArgs != nil, titleLocKey != nil),
+            ("subtitleLocArgs", "subtitleLocKey", subtitleLocArgs != nil, subtitleLocKey != nil),
+            ("bodyLocArgs", "bodyLocKey", bodyLocArgs != nil, bodyLocKey != nil),
+        ]
+        for (field, key, hasArgs, hasKey) in locArgs where hasArgs && !hasKey {
+            report(path.appending(field), "needs '\(key)': the arguments fill that string's %@")
+        }
+        if let notificationCount, notificationCount < 0 || notificationCount > Int(Int32.max) {
+            report(path.appending("notificationCount"), "must be from 0 to \(Int32.max)")
+        }
+        if let color, !Self.isHexColor(color) {
+            report(path.appending("color"), "must be a colour '#rrggbb', not '\(color.prefix(16))'")
+        }
+        if !isVisible {
+            let display: [(String, Bool)] = [
+                ("launchImage", launchImage != nil), ("clickAction", clickAction != nil),
+                ("notificationCount", notificationCount != nil), ("visibility", visibility != nil),
+                ("color", color != nil), ("notificationPriority", notificationPriority != nil),
+            ]
+            for (field, present) in display where present {
+                report(
+                    path.appending(field),
+                    "has no effect on a push that shows nothing: give a title, body or other visible content")
+            }
+        }
+    }
+
+    /// Fields some providers cannot carry: a Live Activity is for APNs only, and Expo has no field for the localised
+    /// alert, Focus, relevance or Android display options. Each is reported once, naming the first such token.
+    private func checkProviderFields(
+        at path: JSONPath,
+        providers: [Provider],
+        report: (JSONPath, String) -> Void
+    ) {
+        if liveActivity != nil, let index = providers.firstIndex(where: { $0 != .apns }) {
+            report(
+                path.appending("liveActivity"),
+                "is for APNs tokens only; to[\(index)] is \(Self.describe(providers[index]))")
+        }
+        if !isVisible, let data, providers.contains(.fcm) {
+            let carried: [(String, Bool)] = [("badge", badge != nil), ("sound", sound.name != nil)]
+            for (key, present) in carried where present && data[key] != nil {
+                report(
+                    path.appending("data").appending(key),
+                    "conflicts with '\(key)', which FCM carries as data.\(key) on a push that shows nothing")
+            }
+        }
+        guard let index = providers.firstIndex(of: .expo) else { return }
+        let notForExpo: [(String, Bool)] = [
+            ("relevanceScore", relevanceScore != nil), ("titleLocKey", titleLocKey != nil),
+            ("titleLocArgs", titleLocArgs != nil), ("subtitleLocKey", subtitleLocKey != nil),
+            ("subtitleLocArgs", subtitleLocArgs != nil), ("bodyLocKey", bodyLocKey != nil),
+            ("bodyLocArgs", bodyLocArgs != nil), ("launchImage", launchImage != nil),
+            ("targetContentId", targetContentId != nil), ("filterCriteria", filterCriteria != nil),
+            ("clickAction", clickAction != nil), ("notificationCount", notificationCount != nil),
+            ("visibility", visibility != nil), ("color", color != nil),
+            ("notificationPriority", notificationPriority != nil), ("directBootOk", directBootOk != nil),
+        ]
+        for (field, present) in notForExpo where present {
+            report(
+                path.appending(field),
+                "is not carried by Expo, which has no such field; to[\(index)] is an Expo push token")
+        }
+    }
+
+    /// `#rrggbb`.
+    private static func isHexColor(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.count == 7 && bytes[0] == UInt8(ascii: "#") && bytes.dropFirst().allSatisfy(AuditHex.isDigit)
     }
 
     private static func describe(_ provider: Provider) -> String {
@@ -152,7 +311,7 @@ package struct ValidatedMessage: Sendable, Equatable {
 
 /// A validated message resolved for one device token: what a provider request is built from.
 package struct ResolvedPush: Sendable, Equatable {
-    package let message: PushMessage
+    package private(set) var message: PushMessage
     package let token: String
     package let provider: Provider
     /// Normalised criticality (``PushMessage/isCritical``).
@@ -179,5 +338,11 @@ package struct ResolvedPush: Sendable, Equatable {
         self.app = message.app ?? AppName.default
         self.isCritical = message.isCritical
         self.pushType = message.effectivePushType
+    }
+    /// Fixes a Live Activity's `timestamp` to `now` when the caller gave none, so that every send of the push, a
+    /// resend from the journal after a restart included, tells the device the same time (it shows the newest state).
+    package mutating func stampLiveActivity(at now: Date) {
+        guard message.liveActivity != nil, message.liveActivity?.timestamp == nil else { return }
+        message.liveActivity?.timestamp = Int64(now.timeIntervalSince1970)
     }
 }

@@ -15,6 +15,14 @@ struct ExpoAPI: Sendable {
         "badge": "badge", "ttl": "ttl", "expiration": "expiration", "priority": "priority", "channelId": "channelId",
         "categoryId": "categoryId", "mutableContent": "mutableContent", "_contentAvailable": "contentAvailable",
         "interruptionLevel": "interruptionLevel", "collapseId": "collapseId", "icon": "icon",
+        // Extensions with the native names (Expo's own service has none of these): Live Activities and the alert
+        // fields of APNs and FCM that Expo lacks; a message to an Expo token with one is refused by name.
+        "liveActivity": "liveActivity", "relevanceScore": "relevanceScore", "titleLocKey": "titleLocKey",
+        "titleLocArgs": "titleLocArgs", "subtitleLocKey": "subtitleLocKey", "subtitleLocArgs": "subtitleLocArgs",
+        "bodyLocKey": "bodyLocKey", "bodyLocArgs": "bodyLocArgs", "launchImage": "launchImage",
+        "targetContentId": "targetContentId", "filterCriteria": "filterCriteria", "clickAction": "clickAction",
+        "notificationCount": "notificationCount", "visibility": "visibility", "color": "color",
+        "notificationPriority": "notificationPriority", "directBootOk": "directBootOk",
     ]
 
     /// Older names Expo still takes, and the field each stands for; the current name wins when both are given.

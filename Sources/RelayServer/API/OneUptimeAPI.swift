@@ -23,9 +23,10 @@ struct OneUptimeAPI: Sendable {
     /// The paths OneUptime posts to: its own relay's, and the short alias.
     static let bases = ["/api/notification/push-relay", "/push-relay"]
 
-    /// The fields OneUptime sends.
+    /// The fields OneUptime sends; `isCriticalAlert` is in its RFC (the relay accepts and forwards it), under the
+    /// same critical-alert policy as the native route's.
     static let fields: Set<String> = [
-        "to", "title", "body", "data", "sound", "priority", "channelId", "interruptionLevel",
+        "to", "title", "body", "data", "sound", "priority", "channelId", "interruptionLevel", "isCriticalAlert",
     ]
 
     /// OneUptime's own relay shortens title, body and string data values to this many bytes rather than refusing.

@@ -44,7 +44,9 @@ import Testing
         #expect(try pushes(#"{"to":"\#(TestTokens.apns)","contentAvailable":true}"#).first?.pushType == .background)
         #expect(
             try pushes(#"{"to":"\#(TestTokens.apns)","contentAvailable":true,"body":"x"}"#).first?.pushType == .alert)
-        #expect(try pushes(#"{"to":"\#(TestTokens.apns)","data":{"k":"v"}}"#).first?.pushType == .alert)
+        // Data alone shows nothing: a background update, not an alert (issue 35).
+        #expect(try pushes(#"{"to":"\#(TestTokens.apns)","data":{"k":"v"}}"#).first?.pushType == .background)
+        #expect(try pushes(#"{"to":"\#(TestTokens.apns)","badge":0}"#).first?.pushType == .alert)
         #expect(try pushes(#"{"to":"\#(TestTokens.apns)","pushType":"voip"}"#).first?.pushType == .voip)
     }
 }

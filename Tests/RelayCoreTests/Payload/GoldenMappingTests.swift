@@ -9,6 +9,9 @@ import Testing
 /// message it must become; `$TOKEN` stands for the provider's test token. Comparison is structural: key order and
 /// number spelling (`1` and `1.0`) do not matter, every key and value does.
 ///
+/// A provider that cannot carry the message (a Live Activity to FCM or Expo, a localised alert to Expo) holds
+/// `{"refused": "<path>"}` instead: validation must refuse the message with an issue at that path.
+///
 /// To add a row, write a file with `about` and `message` only and run the tests once with
 /// `RELAY_RECORD_GOLDEN=1`: the missing outputs are written for review. Recorded outputs are never overwritten.
 @Suite struct GoldenMappingTests {
@@ -41,6 +44,18 @@ import Testing
             input["provider"] = .string(provider.rawValue)
             var issues: [ValidationIssue] = []
             let validated = PushMessage.parse(.object(input), at: .root, issues: &issues)
+            if let refused = fixture[provider.rawValue]?.objectValue?["refused"] {
+                let paths: [String] =
+                    switch refused {
+                    case .array(let items): items.compactMap(\.stringValue)
+                    case .string(let path): [path]
+                    default: []
+                    }
+                #expect(validated == nil, "\(name) \(provider.rawValue): not refused")
+                #expect(
+                    issues.map(\.path).sorted() == paths, "\(name) \(provider.rawValue): \(issues.map(\.description))")
+                continue
+            }
             #expect(issues.isEmpty, "\(name): \(issues)")
             let push = try #require(validated?.pushes.first)
             let actual = try Self.build(push, provider: provider)

@@ -23,7 +23,7 @@ import Testing
 
     @Test func pathsNameTheMessageAndField() throws {
         let body =
-            #"{"messages":[{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)","sound":{"critical":true,"volume":7}}]}"#
+            #"{"messages":[{"to":"\#(apnsToken)","body":"b"},{"to":"\#(apnsToken)","body":"b"},{"to":"\#(apnsToken)","body":"b"},{"to":"\#(apnsToken)","sound":{"critical":true,"volume":7}}]}"#
         #expect(try failure(body).issues.map(\.path) == ["messages[3].sound.volume"])
     }
 
@@ -34,14 +34,14 @@ import Testing
 
     @Test func aMessageMayNameOneOfTheRelaysApps() throws {
         let apps: Set<String> = ["default", "beta"]
-        let body = #"{"messages":[{"to":"\#(apnsToken)","app":"beta"},{"to":"\#(fcmToken)"}]}"#
+        let body = #"{"messages":[{"to":"\#(apnsToken)","app":"beta","body":"b"},{"to":"\#(fcmToken)","body":"b"}]}"#
         let request = try PushRequest.parse(Array(body.utf8), apps: apps)
         #expect(request.pushes.map(\.app) == ["beta", "default"], "no app: the default until the tenant's is known")
         #expect(request.pushes.map(\.message.app) == ["beta", nil])
         // Written back as the native API reads it (the delivery journal keeps messages so).
         #expect(request.pushes[0].message.nativeJSON.objectValue?["app"] == .string("beta"))
 
-        let unknown = #"{"messages":[{"to":"\#(apnsToken)"},{"to":"\#(apnsToken)","app":"gamma"}]}"#
+        let unknown = #"{"messages":[{"to":"\#(apnsToken)","body":"b"},{"to":"\#(apnsToken)","app":"gamma"}]}"#
         let issues = try #require(throws: ValidationFailure.self) {
             try PushRequest.parse(Array(unknown.utf8), apps: apps)
         }
@@ -68,9 +68,10 @@ import Testing
 
     @Test func atMostOneHundredNotificationsPerRequest() throws {
         let fifty = Array(repeating: "\"\(expoToken)\"", count: 50).joined(separator: ",")
-        let ok = #"{"messages":[{"to":[\#(fifty)]},{"to":[\#(fifty)]}]}"#
+        let ok = #"{"messages":[{"to":[\#(fifty)],"body":"b"},{"to":[\#(fifty)],"body":"b"}]}"#
         #expect(try PushRequest.parse(Array(ok.utf8)).pushes.count == 100)
-        let tooMany = #"{"messages":[{"to":[\#(fifty)]},{"to":[\#(fifty)]},{"to":"\#(expoToken)"}]}"#
+        let tooMany =
+            #"{"messages":[{"to":[\#(fifty)],"body":"b"},{"to":[\#(fifty)],"body":"b"},{"to":"\#(expoToken)","body":"b"}]}"#
         #expect(try failure(tooMany).issues.map(\.path) == ["messages"])
     }
 }

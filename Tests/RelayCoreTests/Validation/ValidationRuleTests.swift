@@ -28,16 +28,16 @@ let ruleCases: [RuleCase] = [
         rule: "body is a string", passing: #"{"to":"\#(apnsToken)","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","body":{"text":"b"}}"#, path: "body"),
     RuleCase(
-        rule: "threadId is a string", passing: #"{"to":"\#(apnsToken)","threadId":"t"}"#,
+        rule: "threadId is a string", passing: #"{"to":"\#(apnsToken)","threadId":"t","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","threadId":1}"#, path: "threadId"),
     RuleCase(
-        rule: "categoryId is a string", passing: #"{"to":"\#(apnsToken)","categoryId":"c"}"#,
+        rule: "categoryId is a string", passing: #"{"to":"\#(apnsToken)","categoryId":"c","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","categoryId":true}"#, path: "categoryId"),
     RuleCase(
-        rule: "channelId is a string", passing: #"{"to":"\#(fcmToken)","channelId":"c"}"#,
+        rule: "channelId is a string", passing: #"{"to":"\#(fcmToken)","channelId":"c","body":"b"}"#,
         failing: #"{"to":"\#(fcmToken)","channelId":7}"#, path: "channelId"),
     RuleCase(
-        rule: "mutableContent is a boolean", passing: #"{"to":"\#(apnsToken)","mutableContent":true}"#,
+        rule: "mutableContent is a boolean", passing: #"{"to":"\#(apnsToken)","mutableContent":true,"body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","mutableContent":"yes"}"#, path: "mutableContent"),
     RuleCase(
         rule: "contentAvailable is a boolean", passing: #"{"to":"\#(apnsToken)","contentAvailable":true}"#,
@@ -46,7 +46,7 @@ let ruleCases: [RuleCase] = [
         rule: "isCriticalAlert is a boolean", passing: #"{"to":"\#(apnsToken)","body":"x","isCriticalAlert":true}"#,
         failing: #"{"to":"\#(apnsToken)","body":"x","isCriticalAlert":"true"}"#, path: "isCriticalAlert"),
     RuleCase(
-        rule: "sound is a string, null or an object", passing: #"{"to":"\#(apnsToken)","sound":null}"#,
+        rule: "sound is a string, null or an object", passing: #"{"to":"\#(apnsToken)","sound":null,"body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","sound":3}"#, path: "sound"),
     RuleCase(
         rule: "sound.critical is a boolean", passing: #"{"to":"\#(apnsToken)","sound":{"critical":true}}"#,
@@ -58,10 +58,10 @@ let ruleCases: [RuleCase] = [
         rule: "sound.volume is a number", passing: #"{"to":"\#(apnsToken)","sound":{"volume":1}}"#,
         failing: #"{"to":"\#(apnsToken)","sound":{"volume":"loud"}}"#, path: "sound.volume"),
     RuleCase(
-        rule: "ttl is an integer", passing: #"{"to":"\#(apnsToken)","ttl":60}"#,
+        rule: "ttl is an integer", passing: #"{"to":"\#(apnsToken)","ttl":60,"body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","ttl":1.5}"#, path: "ttl"),
     RuleCase(
-        rule: "expiration is an integer", passing: #"{"to":"\#(apnsToken)","expiration":1800000000}"#,
+        rule: "expiration is an integer", passing: #"{"to":"\#(apnsToken)","expiration":1800000000,"body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","expiration":"tomorrow"}"#, path: "expiration"),
     RuleCase(
         rule: "badge is an integer", passing: #"{"to":"\#(apnsToken)","badge":2}"#,
@@ -69,21 +69,21 @@ let ruleCases: [RuleCase] = [
 
     // Enumerations.
     RuleCase(
-        rule: "provider is apns, fcm or expo", passing: #"{"to":"\#(fcmToken)","provider":"fcm"}"#,
+        rule: "provider is apns, fcm or expo", passing: #"{"to":"\#(fcmToken)","provider":"fcm","body":"b"}"#,
         failing: #"{"to":"\#(fcmToken)","provider":"gcm"}"#, path: "provider"),
     RuleCase(
-        rule: "priority is default, normal or high", passing: #"{"to":"\#(apnsToken)","priority":"normal"}"#,
+        rule: "priority is default, normal or high", passing: #"{"to":"\#(apnsToken)","priority":"normal","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","priority":"urgent"}"#, path: "priority"),
     RuleCase(
         rule: "interruptionLevel is one of four, case-sensitive",
-        passing: #"{"to":"\#(apnsToken)","interruptionLevel":"time-sensitive"}"#,
+        passing: #"{"to":"\#(apnsToken)","interruptionLevel":"time-sensitive","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","interruptionLevel":"Critical"}"#, path: "interruptionLevel"),
     RuleCase(
-        rule: "pushType is an APNs push type", passing: #"{"to":"\#(apnsToken)","pushType":"voip"}"#,
+        rule: "pushType is an APNs push type", passing: #"{"to":"\#(apnsToken)","pushType":"voip","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","pushType":"alarm"}"#, path: "pushType"),
     RuleCase(
         rule: "apnsEnvironment is production or sandbox",
-        passing: #"{"to":"\#(apnsToken)","apnsEnvironment":"sandbox"}"#,
+        passing: #"{"to":"\#(apnsToken)","apnsEnvironment":"sandbox","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","apnsEnvironment":"development"}"#, path: "apnsEnvironment"),
 
     // Ranges.
@@ -97,21 +97,22 @@ let ruleCases: [RuleCase] = [
         rule: "badge is 0 or more", passing: #"{"to":"\#(apnsToken)","badge":0}"#,
         failing: #"{"to":"\#(apnsToken)","badge":-1}"#, path: "badge"),
     RuleCase(
-        rule: "ttl is 0 or more", passing: #"{"to":"\#(apnsToken)","ttl":0}"#,
+        rule: "ttl is 0 or more", passing: #"{"to":"\#(apnsToken)","ttl":0,"body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","ttl":-1}"#, path: "ttl"),
     RuleCase(
-        rule: "expiration is 0 or more", passing: #"{"to":"\#(apnsToken)","expiration":0}"#,
+        rule: "expiration is 0 or more", passing: #"{"to":"\#(apnsToken)","expiration":0,"body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","expiration":-5}"#, path: "expiration"),
     RuleCase(
         rule: "collapseId is at most 64 bytes",
-        passing: #"{"to":"\#(apnsToken)","collapseId":"\#(String(repeating: "c", count: 64))"}"#,
+        passing: #"{"to":"\#(apnsToken)","collapseId":"\#(String(repeating: "c", count: 64))","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","collapseId":"\#(String(repeating: "c", count: 65))"}"#, path: "collapseId"),
     RuleCase(
         rule: "collapseId counts bytes, not characters",
-        passing: #"{"to":"\#(apnsToken)","collapseId":"\#(String(repeating: "é", count: 32))"}"#,
+        passing: #"{"to":"\#(apnsToken)","collapseId":"\#(String(repeating: "é", count: 32))","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","collapseId":"\#(String(repeating: "é", count: 33))"}"#, path: "collapseId"),
     RuleCase(
-        rule: "image is an https URL", passing: #"{"to":"\#(apnsToken)","image":"https://cdn.example/a.png"}"#,
+        rule: "image is an https URL",
+        passing: #"{"to":"\#(apnsToken)","image":"https://cdn.example/a.png","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)","image":"http://cdn.example/a.png"}"#, path: "image"),
 
     // Data.
@@ -133,40 +134,42 @@ let ruleCases: [RuleCase] = [
         failing: #"{"to":"\#(apnsToken)","image":"https://a.example/i.png","data":{"image":"x"}}"#, path: "data.image"),
 
     // Tokens.
-    RuleCase(rule: "to is required", passing: #"{"to":"\#(apnsToken)"}"#, failing: #"{"title":"x"}"#, path: "to"),
     RuleCase(
-        rule: "to is a string or an array", passing: #"{"to":["\#(apnsToken)"]}"#,
+        rule: "to is required", passing: #"{"to":"\#(apnsToken)","body":"b"}"#, failing: #"{"title":"x"}"#, path: "to"),
+    RuleCase(
+        rule: "to is a string or an array", passing: #"{"to":["\#(apnsToken)"],"body":"b"}"#,
         failing: #"{"to":42}"#, path: "to"),
     RuleCase(
-        rule: "to holds strings", passing: #"{"to":["\#(apnsToken)","\#(expoToken)"]}"#,
+        rule: "to holds strings", passing: #"{"to":["\#(apnsToken)","\#(expoToken)"],"body":"b"}"#,
         failing: #"{"to":["\#(apnsToken)",42]}"#, path: "to[1]"),
     RuleCase(
-        rule: "to holds at least one token", passing: #"{"to":["\#(expoToken)"]}"#,
+        rule: "to holds at least one token", passing: #"{"to":["\#(expoToken)"],"body":"b"}"#,
         failing: #"{"to":[]}"#, path: "to"),
     RuleCase(
         rule: "to holds at most 100 tokens",
-        passing: #"{"to":[\#(Array(repeating: "\"\(expoToken)\"", count: 100).joined(separator: ","))]}"#,
+        passing: #"{"to":[\#(Array(repeating: "\"\(expoToken)\"", count: 100).joined(separator: ","))],"body":"b"}"#,
         failing: #"{"to":[\#(Array(repeating: "\"\(expoToken)\"", count: 101).joined(separator: ","))]}"#, path: "to"),
     RuleCase(
-        rule: "every token is recognised", passing: #"{"to":["\#(apnsToken)","\#(fcmToken)"]}"#,
+        rule: "every token is recognised", passing: #"{"to":["\#(apnsToken)","\#(fcmToken)"],"body":"b"}"#,
         failing: #"{"to":["\#(apnsToken)","not-a-token"]}"#, path: "to[1]"),
     RuleCase(
-        rule: "APNs tokens have even length", passing: #"{"to":"\#(apnsToken)"}"#,
+        rule: "APNs tokens have even length", passing: #"{"to":"\#(apnsToken)","body":"b"}"#,
         failing: #"{"to":"\#(apnsToken)a"}"#, path: "to[0]"),
     RuleCase(
-        rule: "a named provider must match the token", passing: #"{"to":"\#(expoToken)","provider":"expo"}"#,
+        rule: "a named provider must match the token", passing: #"{"to":"\#(expoToken)","provider":"expo","body":"b"}"#,
         failing: #"{"to":"\#(expoToken)","provider":"apns"}"#, path: "to[0]"),
 
     // Push types.
     RuleCase(
-        rule: "a background push has no title", passing: #"{"to":"\#(apnsToken)","pushType":"background"}"#,
+        rule: "a background push has no title",
+        passing: #"{"to":"\#(apnsToken)","pushType":"background","data":{"k":"v"}}"#,
         failing: #"{"to":"\#(apnsToken)","pushType":"background","title":"x"}"#, path: "title"),
     RuleCase(
         rule: "a background push has no body", passing: #"{"to":"\#(apnsToken)","contentAvailable":true}"#,
         failing: #"{"to":"\#(apnsToken)","pushType":"background","body":"x"}"#, path: "body"),
     RuleCase(
         rule: "a background push has no sound",
-        passing: #"{"to":"\#(apnsToken)","pushType":"background","sound":null}"#,
+        passing: #"{"to":"\#(apnsToken)","pushType":"background","sound":null,"data":{"k":"v"}}"#,
         failing: #"{"to":"\#(apnsToken)","pushType":"background","sound":"default"}"#, path: "sound"),
     RuleCase(
         rule: "a background push has no badge",
@@ -229,7 +232,8 @@ let ruleCases: [RuleCase] = [
     }
 
     @Test func nullReadsAsAbsentExceptForSound() throws {
-        let push = try #require(try pushes(#"{"to":"\#(apnsToken)","title":null,"badge":null,"sound":null}"#).first)
+        let push = try #require(
+            try pushes(#"{"to":"\#(apnsToken)","title":null,"badge":null,"sound":null,"body":"b"}"#).first)
         #expect(push.message.title == nil)
         #expect(push.message.badge == nil)
         #expect(push.message.sound == .silent)
