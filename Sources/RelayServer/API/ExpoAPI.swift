@@ -85,8 +85,13 @@ struct ExpoAPI: Sendable {
         for (index, element) in elements.enumerated() {
             defer { ValidationFailure.trim(&issues, omitted: &omitted) }
             let path = unwrapped ? JSONPath.root : JSONPath.root.appending(index)
+            let known = issues.count
             guard let native = translate(element, at: path, issues: &issues) else { continue }
-            if let message = PushMessage.parse(native, at: path, issues: &issues) { pushes += message.pushes }
+            var found: [ValidationIssue] = []
+            if let message = PushMessage.parse(native, at: path, issues: &found) { pushes += message.pushes }
+            // A field refused here is missing from the translation, so the message may look empty to the parser:
+            // that is not a problem of its own.
+            issues += issues.count > known ? found.filter { $0.path != path.description } : found
         }
         if issues.isEmpty && pushes.count > PushRequest.maxNotifications {
             issues.append(
