@@ -13,9 +13,10 @@ import ServiceLifecycle
 /// `pushrelay demo`: the whole path of a push on one machine, in a few seconds.
 ///
 /// Starts the APNs/FCM/Expo simulator and the relay (TLS, HTTP/2) on free ports with a temporary store, creates a
-/// demo tenant and key, sends an iOS critical alert, an Android critical alert, an Expo push and a push to a dead
-/// token through the native API, prints each ticket and then the receipts, and exits 0 when every outcome is the
-/// expected one. A second app, `beta` (its own APNs key and topic, its own FCM project), has a simulator of its own
+/// demo tenant and key, sends an iOS critical alert, an Android critical alert, an Expo push, a push to a dead
+/// token, a Live Activity update and a silent badge clear through the native API, prints each ticket, the receipts
+/// and what the simulated APNs received for the last two, and exits 0 when every outcome is the expected one (the
+/// Live Activity a `liveactivity` push with its event, the badge clear an alert without a sound). A second app, `beta` (its own APNs key and topic, its own FCM project), has a simulator of its own
 /// that knows only its credentials; the demo sends an iOS alert for it too.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -102,7 +103,8 @@ struct DemoCommand: AsyncParsableCommand {
             guard let bound = await ports.next() else { throw ValidationError("the relay did not start") }
             say("Relay on https://127.0.0.1:\(bound) (HTTP/2 over TLS)\n")
             let ok = try await Self.exercise(
-                url: "https://127.0.0.1:\(bound)", caFile: relayCA, key: key.key, assembly: assembly, say: say)
+                url: "https://127.0.0.1:\(bound)", caFile: relayCA, key: key.key, assembly: assembly,
+                simulator: simulator, say: say)
             await group.triggerGracefulShutdown()
             _ = try await tasks.next()
             return ok
@@ -117,9 +119,14 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     /// Sends the sample pushes and prints tickets and receipts; `true` when each outcome is the expected one.
-    static func exercise(url: String, caFile: String, key: String, assembly: RelayAssembly, say: (String) -> Void)
-        async throws -> Bool
-    {
+    static func exercise(
+        url: String,
+        caFile: String,
+        key: String,
+        assembly: RelayAssembly,
+        simulator: ProviderSimulator,
+        say: (String) -> Void
+    ) async throws -> Bool {
         let client = try HTTP2Pool(configuration: .init(maxConnections: 1, caFile: caFile))
         defer { Task { await client.shutdown() } }
         let iosToken = String(repeating: "a1", count: 32)
@@ -127,6 +134,8 @@ struct DemoCommand: AsyncParsableCommand {
         let expoToken = "ExponentPushToken[demo-expo-0001]"
         let deadToken = "0410" + String(repeating: "d", count: 60)
         let betaToken = String(repeating: "b2", count: 32)
+        let activityToken = String(repeating: "c3", count: 32)
+        let badgeToken = String(repeating: "d4", count: 32)
         let samples: [(String, String, String)] = [
             (
                 "iOS critical alert", iosToken,
@@ -139,6 +148,11 @@ struct DemoCommand: AsyncParsableCommand {
             ("Expo push", expoToken, #""title":"Deploy finished","body":"v2.4.1 is live""#),
             ("Dead token", deadToken, #""title":"Hello","body":"Anyone there?""#),
             ("iOS alert, app beta", betaToken, #""title":"Beta build","body":"Try the new timeline","app":"beta""#),
+            (
+                "iOS Live Activity update", activityToken,
+                #""liveActivity":{"event":"update","contentState":{"status":"mitigating","responders":3},"staleDate":1900000000}"#
+            ),
+            ("iOS badge clear (silent)", badgeToken, #""badge":0"#),
         ]
         let messages = samples.map { #"{"to":"\#($0.1)",\#($0.2)}"# }.joined(separator: ",")
         let response = try await client.send(
@@ -194,7 +208,47 @@ struct DemoCommand: AsyncParsableCommand {
             )
             outcomes.append(error ?? status)
         }
-        return outcomes == ["ok", "ok", "ok", "DeviceNotRegistered", "ok"]
+        let delivered = outcomes == ["ok", "ok", "ok", "DeviceNotRegistered", "ok", "ok", "ok"]
+        return delivered
+            && Self.showPayloads(simulator: simulator, activityToken: activityToken, badgeToken: badgeToken, say: say)
+    }
+
+    /// Prints what the simulated APNs received for the Live Activity update and the badge clear, and checks that the
+    /// first is a `liveactivity` push with its event and state and the second an alert with a badge and no sound, and
+    /// that no push the relay sent would be ignored by a device.
+    static func showPayloads(
+        simulator: ProviderSimulator,
+        activityToken: String,
+        badgeToken: String,
+        say: (String) -> Void
+    ) -> Bool {
+        say("\nWhat the simulated APNs received:")
+        var good = true
+        for (name, token) in [("iOS Live Activity update", activityToken), ("iOS badge clear (silent)", badgeToken)] {
+            guard let payload = simulator.lastPayload(for: token) else {
+                say("  \(name): nothing")
+                good = false
+                continue
+            }
+            let type = payload.headers["apns-push-type"] ?? "?"
+            let priority = payload.headers["apns-priority"] ?? "?"
+            say(
+                "  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(type), priority \(priority): \(payload.bodyText)"
+            )
+            let aps = payload.json?["aps"]
+            if token == activityToken {
+                good =
+                    good && type == "liveactivity" && aps?["event"]?.stringValue == "update"
+                    && aps?["content-state"] != nil && aps?["timestamp"]?.numberValue != nil
+            } else {
+                good = good && type == "alert" && aps?["badge"]?.numberValue == 0 && aps?["sound"] == nil
+            }
+        }
+        let ignored = simulator.ignoredByDevice()
+        for request in ignored {
+            say("  ignored by the device: \(request.ignoredByDevice ?? "?")")
+        }
+        return good && ignored.isEmpty
     }
 
     func say(_ line: String) {
