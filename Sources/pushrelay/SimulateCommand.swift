@@ -17,7 +17,11 @@ struct SimulateCommand: AsyncParsableCommand {
             one when that is taken), then \
             serves until interrupted (SIGINT or SIGTERM). Device tokens starting with 0410, 0400, \
             0403, 0413, 0503, 0429, 0500, 0401, 0555 or 0610 fail in scripted ways (see RelaySimulator's \
-            ScriptedToken). The CA is kept in <out>/ca, so a restarted simulator is trusted by the same ca.pem.
+            ScriptedToken). The CA is kept in <out>/ca, so a restarted simulator is trusted by the same ca.pem. \
+            GET /simulator/last-payload/<token> on either simulator answers the last payload it accepted for a \
+            device token (APNs: the body and the apns-push-type, apns-priority and apns-topic headers; FCM: the \
+            message; Expo: the message; percent-encode an Expo token's brackets) as {"provider", "headers", "body"}, \
+            with "ignoredByDevice" when a device would drop the push (a Live Activity push without its timestamp…).
             """
     )
 
@@ -97,6 +101,9 @@ struct SimulateCommand: AsyncParsableCommand {
             for path in written {
                 output("  wrote \(path)")
             }
+            output(
+                "Last payload sent to a device token: curl --cacert \(directory.appendingPathComponent("ca.pem").path) "
+                    + "\(simulator.baseURL)/simulator/last-payload/<token>")
             output("Merge relay.conf.fragment into relay.conf; press Ctrl-C to stop.")
         } catch {
             try? await simulator.shutdown()

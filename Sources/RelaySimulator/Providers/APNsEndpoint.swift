@@ -18,7 +18,16 @@ internal import Synchronization
 ///    `PayloadTooLarge` (over 4096 bytes, 5120 for `voip`), and `PayloadEmpty` again for a body that is not a JSON
 ///    object with an `aps` object (APNs documents no reason for that; the relay classifies both as its own bug);
 /// 6. scripted outcomes (`0410`, `0400`, `0403`, `0413`);
-/// 7. success: 200, `apns-id` (the request's, or a new lowercase UUID) and `apns-unique-id`, empty body.
+/// 7. success: 200, `apns-id` (the request's, or a new lowercase UUID) and `apns-unique-id`, empty body; the payload
+///    becomes the device token's ``ProviderSimulator/lastPayload(for:)``.
+///
+/// A push that APNs accepts but a device would ignore is answered 200 as well, and recorded as ignored by the device
+/// with the reason (``SimulatedRequest/ignoredByDevice``, ``ProviderSimulator/ignoredByDevice()``): a `liveactivity`
+/// push whose `aps` lacks a number `timestamp`, an `event` of `start`, `update` or `end`, or, for start and update, a
+/// `content-state` object (on end it is optional, but an object when present), or, for start, an `attributes-type`
+/// string and an `attributes` object. Apple names no APNs reason for these: the device drops them (PROTOCOLS.md §1.8).
+/// Whatever else is in `aps` is not checked: an `alert` push with `content-available` and nothing visible is fine. A
+/// `liveactivity` push whose topic lacks `.push-type.liveactivity` breaks the topic rule of step 5.
 ///
 /// Every error carries `apns-id` and `{"reason": …}`; 410 adds `"timestamp"` (now, in ms since the epoch, so a
 /// token registered before the push counts as dead).
@@ -43,6 +52,10 @@ final class APNsEndpoint: Sendable {
         var providerToken: APNsProviderTokenCheck
         /// The first problem with the headers, token or payload.
         var rejection: Rejection?
+        /// Why a device would ignore the push if APNs accepts it (``APNsEndpoint/deviceProblem(pushType:payload:)``).
+        var ignoredByDevice: String?
+        /// The device token's last payload, should APNs accept the push.
+        var payload: SimulatedPayload?
         /// An answer that needs neither credentials nor state (wrong method or path).
         var immediate: HTTP2TestResponse?
     }
@@ -72,7 +85,18 @@ final class APNsEndpoint: Sendable {
             return inspection
         }
         inspection.providerToken = self.checkProviderToken(request.header("authorization"))
-        inspection.rejection = self.validate(request, deviceToken: inspection.deviceToken)
+        let payload = SimulatorJSON(parsing: request.body)
+        inspection.rejection = self.validate(request, deviceToken: inspection.deviceToken, payload: payload)
+        if inspection.rejection == nil, let payload {
+            let pushType = request.header("apns-push-type") ?? "alert"
+            inspection.ignoredByDevice = Self.deviceProblem(pushType: pushType, payload: payload)
+            var headers: [String: String] = [:]
+            for name in ["apns-push-type", "apns-priority", "apns-topic"] {
+                headers[name] = request.header(name)
+            }
+            inspection.payload = SimulatedPayload(
+                provider: .apns, headers: headers, body: request.body, ignoredByDevice: inspection.ignoredByDevice)
+        }
         return inspection
     }
 
@@ -93,8 +117,8 @@ final class APNsEndpoint: Sendable {
         return check
     }
 
-    /// The request's own first problem, in the order documented on the type.
-    func validate(_ request: HTTP2TestRequest, deviceToken: String) -> Rejection? {
+    /// The request's own first problem, in the order documented on the type; `payload` is its body parsed as JSON.
+    func validate(_ request: HTTP2TestRequest, deviceToken: String, payload: SimulatorJSON?) -> Rejection? {
         var seen: Set<String> = []
         for header in request.headers where header.name.hasPrefix("apns-") {
             guard seen.insert(header.name).inserted else {
@@ -141,10 +165,77 @@ final class APNsEndpoint: Sendable {
         guard request.body.count <= limit else {
             return Rejection(status: 413, reason: "PayloadTooLarge")
         }
-        guard let payload = SimulatorJSON(parsing: request.body), payload["aps"]?.objectValue != nil else {
+        guard let payload, payload["aps"]?.objectValue != nil else {
             return Rejection(status: 400, reason: "PayloadEmpty")
         }
         return nil
+    }
+
+    /// Why a device would ignore a push that APNs accepts, or `nil`: the Live Activity rules documented on the type
+    /// (PROTOCOLS.md §1.8), checked in this order: `timestamp`, `event`, `content-state`, `attributes-type`,
+    /// `attributes`.
+    ///
+    /// - Parameters:
+    ///   - pushType: `apns-push-type` (`alert` when absent).
+    ///   - payload: The body, a JSON object with an `aps` object.
+    /// - Returns: A short reason such as `"liveactivity without timestamp"`.
+    static func deviceProblem(pushType: String, payload: SimulatorJSON) -> String? {
+        guard pushType == "liveactivity", let aps = payload["aps"] else {
+            return nil
+        }
+        if let problem = missing(aps, "timestamp", in: "liveactivity", expected: .number) {
+            return problem
+        }
+        if let problem = missing(aps, "event", in: "liveactivity", expected: .string) {
+            return problem
+        }
+        guard let event = aps["event"]?.stringValue, liveActivityEvents.contains(event) else {
+            return "liveactivity with event \(aps["event"]?.text ?? ""), not start, update or end"
+        }
+        let push = "liveactivity \(event)"
+        if event != "end" || aps["content-state"] != nil {
+            if let problem = missing(aps, "content-state", in: push, expected: .object) {
+                return problem
+            }
+        }
+        if event == "start" {
+            if let problem = missing(aps, "attributes-type", in: push, expected: .string) {
+                return problem
+            }
+            if let problem = missing(aps, "attributes", in: push, expected: .object) {
+                return problem
+            }
+        }
+        return nil
+    }
+
+    /// The JSON type a Live Activity key must have.
+    private enum Expected {
+        case number, string, object
+
+        func matches(_ value: SimulatorJSON) -> Bool {
+            switch self {
+            case .number: value.numberValue != nil
+            case .string: value.stringValue != nil
+            case .object: value.objectValue != nil
+            }
+        }
+
+        var name: String {
+            switch self {
+            case .number: "a number"
+            case .string: "a string"
+            case .object: "an object"
+            }
+        }
+    }
+
+    /// `"<push> without <key>"`, `"<push> with <key> not <type>"`, or `nil` when `aps[key]` is of the type.
+    private static func missing(_ aps: SimulatorJSON, _ key: String, in push: String, expected: Expected) -> String? {
+        guard let value = aps[key] else {
+            return "\(push) without \(key)"
+        }
+        return expected.matches(value) ? nil : "\(push) with \(key) not \(expected.name)"
     }
 
     // MARK: - Answers
@@ -228,10 +319,18 @@ extension ProviderSimulator.State {
         case .wrongSender?: return APNsEndpoint.error(400, "DeviceTokenNotForTopic", apnsID: apnsID)
         case .tooBig?: return APNsEndpoint.error(413, "PayloadTooLarge", apnsID: apnsID)
         case .badCredentials?: return APNsEndpoint.error(403, "InvalidProviderToken", apnsID: apnsID)
-        default: return APNsEndpoint.success(apnsID: apnsID)
+        default:
+            if let payload = inspection.payload {
+                // Apple: tokens are hex, compared case-insensitively.
+                self.lastPayloads.record(payload, for: inspection.deviceToken.lowercased())
+            }
+            return APNsEndpoint.success(apnsID: apnsID)
         }
     }
 }
+
+/// Apple: a Live Activity push's `event` (PROTOCOLS.md §1.8).
+private let liveActivityEvents: Set<String> = ["start", "update", "end"]
 
 /// `apns-topic` is the bundle ID plus this suffix for each `apns-push-type` (PROTOCOLS.md §1.3).
 private let topicSuffixes: [String: String] = [
@@ -261,7 +360,7 @@ private let allowedClockSkew: TimeInterval = 60
 /// Bounds the verified-token cache; a relay uses a handful of tokens at a time.
 private let verifiedTokenCacheLimit = 1024
 
-private func isHexDigit(_ byte: UInt8) -> Bool {
+func isHexDigit(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
         UInt8(ascii: "A")...UInt8(ascii: "F"):

@@ -15,7 +15,8 @@ internal import Foundation
 /// 6. one ticket per recipient in request order: a `to` that is not `ExponentPushToken[…]`/`ExpoPushToken[…]` (inner
 ///    text `[A-Za-z0-9_-]+`) gets `DeviceNotRegistered`, so do `0410…` and `0400…`; `0403…` gets `MismatchSenderId`;
 ///    `0413…` and a message over 4096 bytes (without `to`) get `MessageTooBig`; everything else is `ok` with a new
-///    ticket ID whose receipt is `ok` (`DeviceNotRegistered` for `0610…`).
+///    ticket ID whose receipt is `ok` (`DeviceNotRegistered` for `0610…`), and the message becomes the `to`'s
+///    ``ProviderSimulator/lastPayload(for:)``.
 ///
 /// The answer is `{"data": [tickets]}`, or `{"data": ticket}` when the body was one message object with a single
 /// string `to` (Expo's own behaviour, PROTOCOLS.md §3.2). Receipts are `{"data": {id: receipt}}` for the known ids
@@ -30,6 +31,8 @@ struct ExpoEndpoint: Sendable {
         var token: String?
         /// Whether its message is over the size limit.
         var messageTooBig: Bool
+        /// Its message as JSON text, the token's last payload should its ticket be `ok`.
+        var message: [UInt8] = []
     }
 
     /// A whole-request error: `{"errors": [{"code", "message", "isTransient"?}]}`.
@@ -126,12 +129,13 @@ struct ExpoEndpoint: Sendable {
                 withoutTo = .object(members.filter { $0.key != "to" })
             }
             let tooBig = withoutTo.bytes.count > maxMessageBytes
+            let text = message.bytes
             for address in addresses {
                 guard let to = address.stringValue else {
                     inspection.rejection = .validation("\"[\(index)].to\" must contain only strings.")
                     return inspection
                 }
-                recipients.append(Recipient(to: to, token: expoTokenContent(to), messageTooBig: tooBig))
+                recipients.append(Recipient(to: to, token: expoTokenContent(to), messageTooBig: tooBig, message: text))
             }
         }
         guard recipients.count <= maxRecipients else {
@@ -283,6 +287,7 @@ extension ProviderSimulator.State {
                 return tooBigTicket(recipient.to)
             }
         }
+        self.lastPayloads.record(SimulatedPayload(provider: .expoSend, body: recipient.message), for: recipient.to)
         let id = UUID().uuidString.lowercased()
         switch script {
         case .receiptDead?: self.expoReceipts[id] = ExpoEndpoint.notRegistered(recipient.to)

@@ -13,9 +13,16 @@ internal import Foundation
 ///    are `message` and `validate_only`/`validateOnly`; `message` an object with only known members and exactly one
 ///    of `token`, `topic` (without `/topics/`), `condition`; `data` (and `android.data`) an object of strings with no
 ///    reserved key (`from`, `message_type`, `google.…`, `gcm.notification.…`); `android.priority` `NORMAL` or `HIGH`;
-///    `android.ttl` a duration like `"3600s"` of at most 4 weeks; `notification` plus `data` at most 4096 bytes;
+///    `android.ttl` a duration like `"3600s"` of at most 4 weeks; `android.direct_boot_ok` a boolean;
+///    `android.notification` an `AndroidNotification`: only its members (snake_case or lowerCamelCase, as protobuf's
+///    JSON mapping reads them), each of its type: strings, string arrays (`title_loc_args`, `body_loc_args`),
+///    booleans, `notification_count` an int32, `visibility` and `notification_priority` (and `proxy`) one of their
+///    enum names, `color` `#rrggbb` (as the Firebase Admin SDKs check it); `notification` plus `data` at most 4096
+///    bytes;
 /// 7. scripted outcomes of `message.token` (`0410`, `0400`, `0403`, `0413`);
-/// 8. success: 200 `{"name": "projects/<id>/messages/<id>"}` (`…/fake_message_id` for `validate_only`).
+/// 8. success: 200 `{"name": "projects/<id>/messages/<id>"}` (`…/fake_message_id` for `validate_only`); the
+///    `message` becomes the token's ``ProviderSimulator/lastPayload(for:)`` (not for `validate_only`, which sends
+///    nothing).
 ///
 /// Errors are `google.rpc.Status` bodies:
 /// `{"error":{"code":…,"message":…,"status":…,"details":[{"@type":"…FcmError","errorCode":…}]}}`.
@@ -33,6 +40,8 @@ struct FCMEndpoint: Sendable {
         var validateOnly = false
         /// The first problem with the body.
         var rejection: FCMError?
+        /// `message` as the token's last payload, should FCM accept it.
+        var payload: SimulatedPayload?
         /// An answer that needs neither credentials nor state (wrong method or path).
         var immediate: HTTP2TestResponse?
     }
@@ -130,6 +139,9 @@ struct FCMEndpoint: Sendable {
         inspection.deviceToken = body?["message"]?["token"]?.stringValue
         inspection.validateOnly = (body?["validate_only"] ?? body?["validateOnly"])?.boolValue ?? false
         inspection.rejection = Self.validate(body)
+        if inspection.rejection == nil, let message = body?["message"] {
+            inspection.payload = SimulatedPayload(provider: .fcm, body: message.bytes)
+        }
         return inspection
     }
 
@@ -203,11 +215,34 @@ struct FCMEndpoint: Sendable {
             return .invalidArgument(
                 "Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration), \(ttl.text)")
         }
+        if let directBootOK = android["direct_boot_ok"] ?? android["directBootOk"], directBootOK.boolValue == nil {
+            return .invalidArgument(
+                "Invalid value at 'message.android.direct_boot_ok' (TYPE_BOOL), \(directBootOK.text)")
+        }
         if let problem = Self.dataProblem(android["data"], at: "message.android.data") {
             return problem
         }
-        if let notification = android["notification"], notification.objectValue == nil {
+        if let notification = android["notification"] {
+            return Self.androidNotificationProblem(notification)
+        }
+        return nil
+    }
+
+    /// An `AndroidNotification`: known members only, each of its type (see the type's rule 6).
+    private static func androidNotificationProblem(_ notification: SimulatorJSON) -> FCMError? {
+        guard let members = notification.objectValue else {
             return .invalidArgument("Invalid value at 'message.android.notification': expected an object.")
+        }
+        for (key, value) in members {
+            guard let field = androidNotificationFields[key] else {
+                return .invalidArgument(
+                    "Invalid JSON payload received. Unknown name \"\(key)\" at 'message.android.notification': "
+                        + "Cannot find field.")
+            }
+            if !field.type.accepts(value) {
+                return .invalidArgument(
+                    "Invalid value at 'message.android.notification.\(field.name)' (\(field.type.name)), \(value.text)")
+            }
         }
         return nil
     }
@@ -273,6 +308,9 @@ extension ProviderSimulator.State {
         case .badCredentials?: return FCMEndpoint.FCMError.thirdPartyAuthError.response
         default: break
         }
+        if !inspection.validateOnly, let token = inspection.deviceToken, let payload = inspection.payload {
+            self.lastPayloads.record(payload, for: token)
+        }
         let messageID =
             inspection.validateOnly
             ? "fake_message_id" : "0:\(Int64(now.timeIntervalSince1970 * 1000))%\(randomHex(byteCount: 8))"
@@ -306,6 +344,86 @@ private let messageFields: Set<String> = [
     "name", "data", "notification", "android", "webpush", "apns", "fcm_options", "fcmOptions", "token", "topic",
     "condition",
 ]
+
+/// The type of an `AndroidNotification` member in protobuf's JSON mapping.
+private enum FieldType: Sendable {
+    case string
+    case strings
+    case bool
+    case int32
+    case object
+    /// `#rrggbb`.
+    case color
+    /// One of the enum's value names (its numbers, which protobuf also reads, are refused: nothing sends them).
+    case enumeration(String, Set<String>)
+
+    func accepts(_ value: SimulatorJSON) -> Bool {
+        switch self {
+        case .string: value.stringValue != nil
+        case .strings: value.arrayValue?.allSatisfy { $0.stringValue != nil } ?? false
+        case .bool: value.boolValue != nil
+        case .object: value.objectValue != nil
+        case .int32:
+            // protobuf's JSON mapping reads an int32 from a number or a string of one.
+            if let number = value.numberValue ?? value.stringValue.flatMap({ Int64($0) }).map(Double.init) {
+                number == number.rounded() && Double(Int32.min) <= number && number <= Double(Int32.max)
+            } else {
+                false
+            }
+        case .color:
+            value.stringValue.map { text in
+                text.utf8.count == 7 && text.hasPrefix("#") && text.utf8.dropFirst().allSatisfy(isHexDigit)
+            } ?? false
+        case .enumeration(_, let names): value.stringValue.map(names.contains) ?? false
+        }
+    }
+
+    /// As FCM's messages name it.
+    var name: String {
+        switch self {
+        case .string, .color: "TYPE_STRING"
+        case .strings: "TYPE_STRING, repeated"
+        case .bool: "TYPE_BOOL"
+        case .int32: "TYPE_INT32"
+        case .object: "TYPE_MESSAGE"
+        case .enumeration(let name, _): "type.googleapis.com/google.firebase.fcm.v1.\(name)"
+        }
+    }
+}
+
+/// FCM's `AndroidNotification` members by their snake_case name.
+private let androidNotificationTypes: [String: FieldType] = [
+    "title": .string, "body": .string, "icon": .string, "color": .color, "sound": .string, "tag": .string,
+    "click_action": .string, "body_loc_key": .string, "body_loc_args": .strings, "title_loc_key": .string,
+    "title_loc_args": .strings, "channel_id": .string, "ticker": .string, "sticky": .bool, "event_time": .string,
+    "local_only": .bool,
+    "notification_priority": .enumeration(
+        "AndroidNotification.NotificationPriority",
+        [
+            "PRIORITY_UNSPECIFIED", "PRIORITY_MIN", "PRIORITY_LOW", "PRIORITY_DEFAULT", "PRIORITY_HIGH",
+            "PRIORITY_MAX",
+        ]),
+    "default_sound": .bool, "default_vibrate_timings": .bool, "default_light_settings": .bool,
+    "vibrate_timings": .strings,
+    "visibility": .enumeration(
+        "AndroidNotification.Visibility", ["VISIBILITY_UNSPECIFIED", "PRIVATE", "PUBLIC", "SECRET"]),
+    "notification_count": .int32, "light_settings": .object, "image": .string, "bypass_proxy_notification": .bool,
+    "proxy": .enumeration("AndroidNotification.Proxy", ["PROXY_UNSPECIFIED", "ALLOW", "DENY", "IF_PRIORITY_LOWERED"]),
+]
+
+/// ``androidNotificationTypes`` under both of protobuf's JSON spellings (`click_action`, `clickAction`), each with
+/// its snake_case name.
+private let androidNotificationFields: [String: (name: String, type: FieldType)] = {
+    var fields: [String: (name: String, type: FieldType)] = [:]
+    for (name, type) in androidNotificationTypes {
+        let words = name.split(separator: "_")
+        let camel = String(words[0]) + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        fields[name] = (name, type)
+        fields[camel] = (name, type)
+    }
+    return fields
+}()
+
 /// FCM: these data keys are reserved.
 private let reservedDataKeys: Set<String> = ["from", "message_type"]
 private let reservedDataKeyPrefixes = ["google.", "gcm.notification."]

@@ -23,6 +23,9 @@ extension ProviderSimulator {
         /// Whether ``ProviderSimulator/received()`` keeps every request. A benchmark that sends millions of pushes
         /// turns it off; scripted counters, receipts and connection bindings work either way.
         package var recordsRequests: Bool = true
+        /// For how many device tokens ``ProviderSimulator/lastPayload(for:)`` keeps the last payload (recording on or
+        /// off); past that, the token sent to least recently is forgotten.
+        package var lastPayloadLimit: Int = 10_000
 
         package init(
             server: HTTP2TestServer.Configuration = .init(),
@@ -33,7 +36,8 @@ extension ProviderSimulator {
             latencyJitter: Duration = .zero,
             errorRate: Double = 0,
             slowLatency: Duration = .seconds(2),
-            recordsRequests: Bool = true
+            recordsRequests: Bool = true,
+            lastPayloadLimit: Int = 10_000
         ) {
             self.server = server
             self.apns = apns
@@ -44,6 +48,7 @@ extension ProviderSimulator {
             self.errorRate = errorRate
             self.slowLatency = slowLatency
             self.recordsRequests = recordsRequests
+            self.lastPayloadLimit = lastPayloadLimit
         }
 
         /// What the APNs endpoint accepts.

@@ -19,10 +19,37 @@ extension ProviderSimulator {
         var fcmAccessTokens: [String: Date] = [:]
         /// Expo: the receipt of every `ok` ticket, by ticket ID.
         var expoReceipts: [String: SimulatorJSON] = [:]
+        /// The last payload each device token was sent (APNs tokens lowercased), kept whether or not requests are
+        /// recorded.
+        var lastPayloads: LastPayloads
+        /// The most recent pushes answered 200 that a device would ignore (at most ``ignoredLimit``), kept whether or
+        /// not requests are recorded.
+        var ignored: [SimulatedRequest] = []
+
+        /// How many pushes ``ignored`` keeps: a test expects none, so the list only has to show the first few.
+        static let ignoredLimit = 1000
+
+        init(lastPayloadLimit: Int = Configuration().lastPayloadLimit) {
+            self.lastPayloads = LastPayloads(limit: lastPayloadLimit)
+        }
 
         struct AttemptKey: Hashable, Sendable {
             var provider: SimulatedProvider
             var token: String
+        }
+
+        /// Records a request with its answer: in ``log`` when `recordsRequests`, and in ``ignored`` when a device
+        /// would ignore it.
+        mutating func record(_ request: SimulatedRequest, recordsRequests: Bool) {
+            if recordsRequests {
+                self.log.append(request)
+            }
+            if request.ignoredByDevice != nil {
+                if self.ignored.count >= Self.ignoredLimit {
+                    self.ignored.removeFirst(self.ignored.count - Self.ignoredLimit + 1)
+                }
+                self.ignored.append(request)
+            }
         }
 
         /// Counts an attempt for `token` and returns the fault its script asks for now, if any.

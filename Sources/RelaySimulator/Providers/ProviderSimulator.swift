@@ -15,6 +15,7 @@ internal import Synchronization
 /// | `/v1/projects/<id>/messages:send` | ``SimulatedProvider/fcm`` (``FCMEndpoint``) |
 /// | `/token` | ``SimulatedProvider/fcmToken`` (``FCMTokenEndpoint``) |
 /// | `/--/api/v2/push/send`, `/--/api/v2/push/getReceipts` | ``SimulatedProvider/expoSend``, ``SimulatedProvider/expoReceipts`` (``ExpoEndpoint``) |
+/// | `GET /simulator/last-payload/<token>` | none: the simulator's own, ``lastPayload(for:)`` as JSON (not recorded) |
 ///
 /// So ``baseURL`` is the APNs endpoint, the FCM endpoint and the Expo base URL alike, and ``fcmTokenURI`` goes into
 /// the service-account file. Each endpoint checks credentials (APNs ES256 provider tokens with connection binding,
@@ -22,7 +23,10 @@ internal import Synchronization
 /// provider's status codes and bodies. Tokens whose first four characters are a ``ScriptedToken`` code fail in
 /// scripted ways (dead, invalid, throttled once, flaky, slow…); ``Configuration/errorRate`` adds random transient
 /// failures and ``Configuration/latency`` a delay; ``injectFaults(_:)`` switches an outage, a 503 storm, resets,
-/// stalls or cut connections on and off (``FaultInjection``). ``received()`` lists every request with its answer.
+/// stalls or cut connections on and off (``FaultInjection``). ``received()`` lists every request with its answer;
+/// ``ignoredByDevice()`` the pushes APNs accepts but a device would drop (a Live Activity push without its
+/// `timestamp`…), which a relay must never send; ``lastPayload(for:)`` the last payload each device token was sent,
+/// also when recording is off (for the demo, `GET /simulator/last-payload/<token>` on the same server answers it).
 ///
 /// ```swift
 /// let credentials = try SimulatorCredentials()
@@ -96,6 +100,22 @@ package final class ProviderSimulator: Sendable {
         self.core.state.withLock { state in state.log.filter { $0.provider == provider } }
     }
 
+    /// The pushes answered 200 that a device would ignore (``SimulatedRequest/ignoredByDevice`` is set), in order:
+    /// the most recent 1,000, whether or not ``Configuration/recordsRequests`` is on. A relay should never send one.
+    package func ignoredByDevice() -> [SimulatedRequest] {
+        self.core.state.withLock { $0.ignored }
+    }
+
+    /// The last payload accepted for a device token (APNs: answered 200; FCM: 200 to a message with this `token`;
+    /// Expo: an `ok` ticket for this `to`), whether or not ``Configuration/recordsRequests`` is on; `nil` when the
+    /// simulator has accepted none, or has forgotten it (it keeps ``Configuration/lastPayloadLimit`` tokens).
+    ///
+    /// - Parameter token: The token as in the request: APNs hex (either case), the FCM registration token, or the
+    ///   whole Expo `ExponentPushToken[…]`.
+    package func lastPayload(for token: String) -> SimulatedPayload? {
+        self.core.lastPayload(for: token)
+    }
+
     /// Switches fault injection on with `injection` (replacing any before it), or off with `nil`: see
     /// ``FaultInjection``. Requests already being answered keep their answers.
     package func injectFaults(_ injection: FaultInjection?) {
@@ -123,7 +143,7 @@ extension ProviderSimulator {
     /// The request handler and everything it shares between requests.
     final class Core: Sendable {
         let configuration: Configuration
-        let state = Mutex(State())
+        let state: Mutex<State>
         /// ``ProviderSimulator/fcmTokenURI``, known once the server is bound.
         let tokenURI = Mutex("")
         /// ``ProviderSimulator/injectFaults(_:)``.
@@ -135,6 +155,7 @@ extension ProviderSimulator {
 
         init(configuration: Configuration) {
             self.configuration = configuration
+            self.state = Mutex(State(lastPayloadLimit: configuration.lastPayloadLimit))
             self.apns = APNsEndpoint(configuration: configuration.apns)
             self.fcm = FCMEndpoint(configuration: configuration.fcm)
             self.fcmToken = FCMTokenEndpoint(configuration: configuration.fcm)
@@ -150,7 +171,8 @@ extension ProviderSimulator {
                 if let action = Self.action(for: fault) { return action }
                 let inspection = self.apns.inspect(request, deviceToken: deviceToken)
                 let transientError = fault == .serviceUnavailable || self.rollTransientError()
-                return self.answer(request, .apns, slow: isSlow(inspection.deviceToken)) { state in
+                let slow = isSlow(inspection.deviceToken)
+                return self.answer(request, .apns, slow: slow, ignoredByDevice: inspection.ignoredByDevice) { state in
                     state.apnsRequestArrived(
                         inspection, connectionID: request.connectionID, transientError: transientError, now: now)
                 }
@@ -184,26 +206,56 @@ extension ProviderSimulator {
                 return self.answer(request, .expoReceipts, slow: false) { state in
                     state.expoReceiptsRequested(inspection)
                 }
+            case .lastPayload(let token):
+                return .respond(self.lastPayloadAnswer(request, token: token), delay: .zero)
             case .unknown:
                 let body: SimulatorJSON = ["error": "No simulated provider endpoint at this path."]
                 return .respond(.json(404, body.text), delay: self.delay(slow: false))
             }
         }
 
+        /// Decides under the lock and records the request with its answer; `ignoredByDevice` counts only when the
+        /// answer is 200.
         private func answer(
             _ request: HTTP2TestRequest,
             _ provider: SimulatedProvider,
             slow: Bool,
+            ignoredByDevice: String? = nil,
             decide: (inout State) -> HTTP2TestResponse
         ) -> HTTP2TestAction {
             let response = self.state.withLock { state in
                 let response = decide(&state)
-                if self.configuration.recordsRequests {
-                    state.log.append(SimulatedRequest(provider: provider, request: request, response: response))
+                let ignored = response.status == 200 ? ignoredByDevice : nil
+                if self.configuration.recordsRequests || ignored != nil {
+                    state.record(
+                        SimulatedRequest(
+                            provider: provider, request: request, response: response, ignoredByDevice: ignored),
+                        recordsRequests: self.configuration.recordsRequests)
                 }
                 return response
             }
             return .respond(response, delay: self.delay(slow: slow))
+        }
+
+        func lastPayload(for token: String) -> SimulatedPayload? {
+            self.state.withLock { state in
+                state.lastPayloads.payload(for: token) ?? state.lastPayloads.payload(for: token.lowercased())
+            }
+        }
+
+        /// `GET /simulator/last-payload/<token>` (the token percent-decoded): 200 with
+        /// ``SimulatedPayload/document``, 404 when there is none, 405 for another method.
+        private func lastPayloadAnswer(_ request: HTTP2TestRequest, token: Substring) -> HTTP2TestResponse {
+            guard request.method == "GET" else {
+                let body: SimulatorJSON = ["error": "Use GET."]
+                return .json(405, body.text, headers: [(name: "allow", value: "GET")])
+            }
+            let token = String(token).removingPercentEncoding ?? String(token)
+            guard let payload = self.lastPayload(for: token) else {
+                let body: SimulatorJSON = ["error": "No payload has been accepted for this token."]
+                return .json(404, body.text)
+            }
+            return .json(200, payload.document.text)
         }
 
         /// What the server does instead of answering, for an injected fault that is not an answer.
@@ -245,11 +297,17 @@ extension ProviderSimulator {
         case fcmToken
         case expoSend
         case expoReceipts
+        /// `/simulator/last-payload/<token>` (not percent-decoded yet).
+        case lastPayload(token: Substring)
         case unknown
 
         init(path: String) {
             let path = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-            if path.hasPrefix("/3/") {
+            if path.hasPrefix(lastPayloadPrefix), path.count > lastPayloadPrefix.count,
+                !path.dropFirst(lastPayloadPrefix.count).contains("/")
+            {
+                self = .lastPayload(token: path.dropFirst(lastPayloadPrefix.count))
+            } else if path.hasPrefix("/3/") {
                 let token = path.dropFirst(apnsPrefix.count)
                 self = .apns(deviceToken: path.hasPrefix(apnsPrefix) && !token.contains("/") ? token : nil)
             } else if path.hasPrefix("/v1/") {
@@ -277,3 +335,4 @@ private func isSlow(_ token: String) -> Bool {
 private let apnsPrefix = "/3/device/"
 private let fcmPrefix = "/v1/projects/"
 private let fcmSuffix = "/messages:send"
+private let lastPayloadPrefix = "/simulator/last-payload/"

@@ -28,6 +28,10 @@ package struct SimulatedRequest: Sendable {
     package var connectionID: Int
     /// The HTTP/2 stream of the request.
     package var streamID: Int
+    /// Why a device would ignore this push although the provider accepted it (answered 200), for example
+    /// `"liveactivity without timestamp"`; `nil` for every other request. See ``APNsEndpoint`` for the rules, and
+    /// ``ProviderSimulator/ignoredByDevice()`` for the list that is kept even when recording is off.
+    package var ignoredByDevice: String?
 
     /// The `:status` of the answer.
     package var status: Int {
@@ -55,7 +59,12 @@ package struct SimulatedRequest: Sendable {
         SimulatorJSON(parsing: self.response.body)
     }
 
-    init(provider: SimulatedProvider, request: HTTP2TestRequest, response: HTTP2TestResponse) {
+    init(
+        provider: SimulatedProvider,
+        request: HTTP2TestRequest,
+        response: HTTP2TestResponse,
+        ignoredByDevice: String? = nil
+    ) {
         self.provider = provider
         self.method = request.method
         self.path = request.path
@@ -64,5 +73,6 @@ package struct SimulatedRequest: Sendable {
         self.response = response
         self.connectionID = request.connectionID
         self.streamID = request.streamID
+        self.ignoredByDevice = ignoredByDevice
     }
 }

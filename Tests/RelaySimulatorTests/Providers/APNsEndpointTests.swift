@@ -165,6 +165,15 @@ import Testing
             TopicCase(
                 pushType: "alert", topic: "com.example.oncall.voip", status: 400, reason: "DeviceTokenNotForTopic"),
             TopicCase(pushType: "alert", topic: "com.other.app", status: 400, reason: "TopicDisallowed"),
+            // A Live Activity push needs the suffix: the bundle ID alone is not its topic.
+            TopicCase(
+                pushType: "liveactivity", topic: "com.example.oncall", status: 400, reason: "DeviceTokenNotForTopic"),
+            TopicCase(
+                pushType: "liveactivity", topic: "com.example.oncall.push-type.widgets", status: 400,
+                reason: "DeviceTokenNotForTopic"),
+            TopicCase(
+                pushType: "liveactivity", topic: "com.other.app.push-type.liveactivity", status: 400,
+                reason: "TopicDisallowed"),
             TopicCase(pushType: "alert", topic: nil, status: 400, reason: "MissingTopic"),
             TopicCase(pushType: "sms", topic: "com.example.oncall", status: 400, reason: "InvalidPushType"),
         ]

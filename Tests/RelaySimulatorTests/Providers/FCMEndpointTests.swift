@@ -135,6 +135,11 @@ import _CryptoExtras
         arguments: [
             MessageCase(name: "data value not a string", body: #"{"message":{"token":"abc","data":{"count":3}}}"#),
             MessageCase(name: "data value boolean", body: #"{"message":{"token":"abc","data":{"on":true}}}"#),
+            MessageCase(name: "data value null", body: #"{"message":{"token":"abc","data":{"badge":null}}}"#),
+            MessageCase(name: "data value object", body: #"{"message":{"token":"abc","data":{"aps":{"badge":1}}}}"#),
+            MessageCase(
+                name: "android data value not a string",
+                body: #"{"message":{"token":"abc","android":{"data":{"badge":0}}}}"#),
             MessageCase(name: "reserved data key", body: #"{"message":{"token":"abc","data":{"from":"me"}}}"#),
             MessageCase(name: "no target", body: #"{"message":{"data":{"a":"b"}}}"#),
             MessageCase(name: "two targets", body: #"{"message":{"token":"abc","topic":"news"}}"#),
@@ -164,6 +169,69 @@ import _CryptoExtras
             #expect(body["error"]?["status"] == "INVALID_ARGUMENT")
             #expect(fcmErrorCode(body) == "INVALID_ARGUMENT")
             #expect(body["error"]?["message"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    /// `android.notification` members of the wrong type or unknown, and `android.direct_boot_ok` not a boolean.
+    @Test(
+        .timeLimit(.minutes(1)),
+        arguments: [
+            #"{"click_action":1}"#, #"{"clickAction":["a"]}"#, #"{"notification_count":"three"}"#,
+            #"{"notification_count":1.5}"#, #"{"notificationCount":4294967296}"#, #"{"visibility":"private"}"#,
+            #"{"visibility":true}"#, #"{"notification_priority":"HIGH"}"#, #"{"notificationPriority":"high"}"#,
+            #"{"color":"red"}"#, ##"{"color":"#fff"}"##, ##"{"color":"#12345g"}"##, #"{"title_loc_args":"x"}"#,
+            #"{"titleLocArgs":[1]}"#, #"{"body_loc_args":[null]}"#, #"{"body_loc_key":7}"#, #"{"sound":false}"#,
+            #"{"channel_id":{}}"#, #"{"sticky":"true"}"#, #"{"badge":"3"}"#, #"{"notification_count_":1}"#, "[]",
+        ]
+    )
+    func badAndroidNotificationsAreInvalidArgument(_ notification: String) async throws {
+        try await withSimulator { simulator, client, credentials in
+            let accessToken = try await fcmAccessToken(client, simulator, credentials)
+            let response = try await sendFCM(
+                client, accessToken: accessToken,
+                body: #"{"message":{"token":"abc","android":{"notification":\#(notification)}}}"#)
+            let body = try json(response)
+            #expect(response.status == 400, "\(notification)")
+            #expect(body["error"]?["status"] == "INVALID_ARGUMENT")
+            #expect(fcmErrorCode(body) == "INVALID_ARGUMENT")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func directBootOKMustBeABoolean() async throws {
+        try await withSimulator { simulator, client, credentials in
+            let accessToken = try await fcmAccessToken(client, simulator, credentials)
+            let string = try await sendFCM(
+                client, accessToken: accessToken, body: #"{"message":{"token":"abc","android":{"direct_boot_ok":"1"}}}"#
+            )
+            let boolean = try await sendFCM(
+                client, accessToken: accessToken, body: #"{"message":{"token":"abc","android":{"directBootOk":true}}}"#)
+            #expect(string.status == 400)
+            #expect(fcmErrorCode(try json(string)) == "INVALID_ARGUMENT")
+            #expect(boolean.status == 200)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func androidNotificationsOfEveryFieldTheRelaySendsSucceed() async throws {
+        try await withSimulator { simulator, client, credentials in
+            let accessToken = try await fcmAccessToken(client, simulator, credentials)
+            let snakeCase = """
+                {"message":{"token":"abc","android":{"priority":"HIGH","direct_boot_ok":true,"notification":{\
+                "title":"t","body":"b","channel_id":"oncall","sound":"default","icon":"ic","tag":"incident-12",\
+                "image":"https://example.com/i.png","click_action":"FLUTTER_NOTIFICATION_CLICK",\
+                "notification_count":3,"visibility":"PRIVATE","color":"#1A2b3C","notification_priority":"PRIORITY_MAX",\
+                "title_loc_key":"T","title_loc_args":["a","b"],"body_loc_key":"B","body_loc_args":[]}}}}
+                """
+            let camelCase = """
+                {"message":{"token":"abc","android":{"notification":{"clickAction":"OPEN","notificationCount":"0",\
+                "visibility":"SECRET","notificationPriority":"PRIORITY_MIN","titleLocArgs":["x"],"defaultSound":true,\
+                "lightSettings":{}}}}}
+                """
+            for body in [snakeCase, camelCase] {
+                let response = try await sendFCM(client, accessToken: accessToken, body: body)
+                #expect(response.status == 200, "\(body) → \(response.bodyText)")
+            }
         }
     }
 
