@@ -16,8 +16,9 @@ import ServiceLifecycle
 /// demo tenant and key, sends an iOS critical alert, an Android critical alert, an Expo push, a push to a dead
 /// token, a Live Activity update and a silent badge clear through the native API, prints each ticket, the receipts
 /// and what the simulated APNs received for the last two, and exits 0 when every outcome is the expected one (the
-/// Live Activity a `liveactivity` push with its event, the badge clear an alert without a sound). A second app, `beta` (its own APNs key and topic, its own FCM project), has a simulator of its own
-/// that knows only its credentials; the demo sends an iOS alert for it too.
+/// Live Activity a `liveactivity` push with its event, the badge clear an alert without a sound). A second app,
+/// `beta` (its own APNs key and topic, its own FCM project), has a simulator of its own that knows only its
+/// credentials; the demo sends an iOS alert for it too.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",

@@ -41,7 +41,8 @@ import Testing
         // Written back as the native API reads it (the delivery journal keeps messages so).
         #expect(request.pushes[0].message.nativeJSON.objectValue?["app"] == .string("beta"))
 
-        let unknown = #"{"messages":[{"to":"\#(apnsToken)","body":"b"},{"to":"\#(apnsToken)","app":"gamma","body":"b"}]}"#
+        let unknown =
+            #"{"messages":[{"to":"\#(apnsToken)","body":"b"},{"to":"\#(apnsToken)","app":"gamma","body":"b"}]}"#
         let issues = try #require(throws: ValidationFailure.self) {
             try PushRequest.parse(Array(unknown.utf8), apps: apps)
         }
