@@ -237,6 +237,31 @@ struct OneUptimeAPITests {
         #expect(relay.sentCount == 0)
     }
 
+    /// OneUptime's RFC: the relay accepts `isCriticalAlert` and forwards it, under the native route's policy.
+    @Test(arguments: [true, false])
+    func isCriticalAlertIsAcceptedUnderTheCriticalPolicy(_ allowed: Bool) async throws {
+        let relay = try await TestRelay(allowCriticalAlerts: allowed)
+        let body =
+            #"{"to":"\#(TestRelay.apnsToken)","title":"Incident #12","body":"Primary DB unreachable","isCriticalAlert":true}"#
+        try await relay.application.test(.router) { client in
+            let response = try await client.post("/push-relay/send", key: relay.key, json: body)
+            if allowed {
+                #expect(response.status == .ok, "\(Self.text(response))")
+                #expect(response.object["success"] == .bool(true))
+            } else {
+                #expect(response.status == .unprocessableContent)
+                #expect(response.object["details"]?["error"] == .string("DeveloperError"))
+            }
+        }
+        if allowed {
+            let sent = try #require(relay.senders[.apns]?.sentPushes.first)
+            #expect(sent.isCritical)
+            #expect(sent.message.isCriticalAlert == true)
+        } else {
+            #expect(relay.sentCount == 0)
+        }
+    }
+
     @Test func perDeviceRateIs422MessageRateExceeded() async throws {
         let relay = try await TestRelay(
             limits: RateLimits(ratePerSecond: 100, burst: 200, dailyQuota: 10_000, perDevicePerMinute: 1))
