@@ -145,6 +145,13 @@ extension PushMessage {
         if pushType != .liveactivity && !isCritical {
             report(path.appending("pushType"), "must be 'liveactivity' or absent with liveActivity")
         }
+        let notCarried: [(String, Bool)] = [
+            ("badge", badge != nil), ("image", image != nil), ("mutableContent", mutableContent != nil),
+            ("contentAvailable", contentAvailable != nil),
+        ]
+        for (field, present) in notCarried where present {
+            report(path.appending(field), "is not part of a Live Activity push")
+        }
         let event = activity.event.rawValue
         if activity.contentState == nil && activity.event != .end {
             report(activityPath.appending("contentState"), "is required for '\(event)'")

@@ -145,6 +145,20 @@ let payloadFieldRuleCases: [RuleCase] = [
         passing: #"{"to":"\#(apnsToken)","liveActivity":{"event":"end","relevanceScore":100}}"#,
         failing: #"{"to":"\#(apnsToken)","relevanceScore":0.5,"liveActivity":{"event":"end"}}"#,
         path: "relevanceScore"),
+    RuleCase(
+        rule: "a Live Activity has no badge",
+        passing: #"{"to":"\#(apnsToken)","liveActivity":{"event":"end"}}"#,
+        failing: #"{"to":"\#(apnsToken)","badge":1,"liveActivity":{"event":"end"}}"#, path: "badge"),
+    RuleCase(
+        rule: "a Live Activity has no image",
+        passing: #"{"to":"\#(apnsToken)","body":"b","liveActivity":{"event":"end"}}"#,
+        failing: #"{"to":"\#(apnsToken)","body":"b","image":"https://x.example/i.png","liveActivity":{"event":"end"}}"#,
+        path: "image"),
+    RuleCase(
+        rule: "a Live Activity is not content-available",
+        passing: #"{"to":"\#(apnsToken)","liveActivity":{"event":"end"}}"#,
+        failing: #"{"to":"\#(apnsToken)","contentAvailable":true,"liveActivity":{"event":"end"}}"#,
+        path: "contentAvailable"),
     // Spellings and alert fields.
     RuleCase(
         rule: "interruptionLevel takes timeSensitive",
