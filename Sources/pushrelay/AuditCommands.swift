@@ -35,7 +35,7 @@ struct AuditCommand: AsyncParsableCommand {
         @Option(help: "Only this outcome: ok, DeviceNotRegistered, TOO_MANY_REQUESTS, tenant.update, …")
         var outcome: String?
         @Option(help: "Only critical (true) or only non-critical (false) notifications.") var critical: Bool?
-        @Option(help: "Only this event: push, refused, admin or retention.") var event: String?
+        @Option(help: "Only this event: push, refused, admin, retention or dryRun.") var event: String?
         @Option(help: "jsonl, csv or table (default: table; --json means jsonl).") var format: String?
         @Option(help: "At most this many records.") var limit: Int?
         @OptionGroup var options: StoreOptions
@@ -43,7 +43,7 @@ struct AuditCommand: AsyncParsableCommand {
         func validate() throws {
             _ = try times()
             if let event, AuditEvent(rawValue: event) == nil {
-                throw ValidationError("--event must be push, refused, admin or retention, not '\(event)'")
+                throw ValidationError("--event must be push, refused, admin, retention or dryRun, not '\(event)'")
             }
             _ = try renderFormat()
             if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }

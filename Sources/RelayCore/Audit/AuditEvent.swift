@@ -10,4 +10,7 @@ package enum AuditEvent: String, Sendable, Hashable, Codable, CaseIterable {
     case admin
     /// Written when old records are pruned, so that the gap before the new first record is itself on the record.
     case retention
+    /// A push request answered as a dry run (`"dryRun": true` or `Prefer: dry-run`): nothing was sent, counted or
+    /// stored; one record per request, with counts by provider and refusal in `detail`, never a token or content.
+    case dryRun
 }

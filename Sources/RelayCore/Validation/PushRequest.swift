@@ -1,11 +1,13 @@
 package import Foundation
 
-/// The native API's request body: `{"messages": [message, …]}`.
+/// The native API's request body: `{"messages": [message, …]}`, with `"dryRun": true` for a dry run.
 package struct PushRequest: Sendable, Equatable {
     /// At most this many notifications (tokens, over all messages) in one request.
     package static let maxNotifications = 100
 
     package var messages: [ValidatedMessage]
+    /// `"dryRun": true`: answer what would be sent, send and admit nothing.
+    package var dryRun = false
 
     /// Every notification of the request, in request order.
     package var pushes: [ResolvedPush] { messages.flatMap(\.pushes) }
@@ -36,7 +38,8 @@ package struct PushRequest: Sendable, Equatable {
             ])
         }
         var reader = ObjectReader(object, at: .root)
-        reader.rejectUnknownKeys(["messages"])
+        reader.rejectUnknownKeys(["messages", "dryRun"])
+        let dryRun = reader.bool("dryRun") ?? false
         var issues = reader.issues
         let path = JSONPath("messages")
         guard case .array(let elements)? = object["messages"] else {
@@ -74,6 +77,6 @@ package struct PushRequest: Sendable, Equatable {
             )
         }
         guard issues.isEmpty else { throw ValidationFailure(issues: issues, omitted: omitted) }
-        return PushRequest(messages: messages)
+        return PushRequest(messages: messages, dryRun: dryRun)
     }
 }

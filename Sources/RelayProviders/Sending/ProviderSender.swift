@@ -294,7 +294,7 @@ package struct ProviderSender<Upstream: ProviderUpstream>: PushSender {
                 }
                 batch.terms.append(RetryLoop.Terms(deadline: deadline, critical: push.isCritical))
             } catch {
-                let refused = DeliveryOutcome.rejected(.messageTooBig, reason: error.description)
+                let refused = error.outcome
                 batch.refused.append((position, DeliveryReport(outcome: refused, attempts: 0)))
             }
         }

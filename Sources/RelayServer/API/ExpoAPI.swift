@@ -42,6 +42,11 @@ struct ExpoAPI: Sendable {
         let identity = context.identity
         let json = try await readJSONBody(request, limit: relay.settings.maxBodyBytes)
         let (pushes, unwrapped) = try Self.parse(json)
+        if RequestPreferences(request.headers).dryRun {
+            return try await DryRunAPI.respond(pushes, relay: relay, context: context, preferenceApplied: true) {
+                DryRunAPI.expoJSON($0, unwrapped: unwrapped)
+            }
+        }
         let result = try await rendered { () async throws(RequestRefusal) in
             try await relay.push(pushes, identity: identity, origin: context.origin, logger: context.logger)
         }

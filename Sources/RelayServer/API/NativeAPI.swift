@@ -27,8 +27,13 @@ struct NativeAPI: Sendable {
         } catch {
             throw RelayHTTPError(validation: error)
         }
-        let acceptance: Relay.Acceptance =
-            RequestPreferences(request.headers).respondAsync ? .asynchronous : .waitForOutcomes
+        let preferences = RequestPreferences(request.headers)
+        if parsed.dryRun || preferences.dryRun {
+            return try await DryRunAPI.respond(
+                parsed.pushes, relay: relay, context: context, preferenceApplied: preferences.dryRun,
+                render: DryRunAPI.nativeJSON)
+        }
+        let acceptance: Relay.Acceptance = preferences.respondAsync ? .asynchronous : .waitForOutcomes
         let result = try await rendered { () async throws(RequestRefusal) in
             try await relay.push(
                 parsed.pushes, identity: identity, origin: context.origin, acceptance: acceptance,
