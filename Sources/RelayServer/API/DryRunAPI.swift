@@ -94,12 +94,12 @@ extension DryRun.Notification {
 }
 
 extension UpstreamPreview {
-    /// `{"method", "url", "path", "headers": {name: value}, "body"}`: the body as JSON when it is JSON (it always is,
-    /// for the three providers), else as text.
+    /// `{"method", "path", "headers": {name: value}, "body"}`: the body as JSON when it is JSON (it always is, for
+    /// the three providers), else as text. Not the endpoint's URL: that is the operator's set-up (a proxy, an
+    /// internal gateway), which a tenant has no need to see.
     var json: JSONValue {
         .object([
             "method": .string(method),
-            "url": .string(url),
             "path": .string(path),
             "headers": .object(
                 Dictionary(
