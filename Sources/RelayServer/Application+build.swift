@@ -74,6 +74,7 @@ package func buildRouter(_ parts: RelayApplicationParts) -> RelayResponderBuilde
         .add(middleware: TenantAuthentication(relay: parts.relay))
         .group(context: TenantRequestContext.self)
     NativeAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
+    WhoamiAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
     ExpoAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
     OneUptimeAPI(relay: parts.relay).addRoutes(to: tenantRoutes)
     HealthAPI(relay: parts.relay, metrics: parts.metrics).addRoutes(to: router)

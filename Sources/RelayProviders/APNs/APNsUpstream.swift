@@ -10,7 +10,7 @@ package struct APNsUpstream: SingleMessageUpstream {
     package static let provider = Provider.apns
     /// The provider token of the signing key.
     package let credential: (any TokenProvider)?
-    private let payload: PayloadSettings
+    package let payload: PayloadSettings
     private let production: UpstreamEndpoint
     private let sandbox: UpstreamEndpoint
 

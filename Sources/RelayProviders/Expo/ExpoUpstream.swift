@@ -54,6 +54,8 @@ package struct ExpoUpstream: ProviderUpstream {
     /// there is nothing to renew.
     package var credential: (any TokenProvider)? { nil }
 
+    package var payload: PayloadSettings { configuration.payload }
+
     package func message(for push: ResolvedPush, now: Date) throws(MessageTooBig) -> ExpoMessage {
         try ExpoMessage(push: push, settings: configuration.payload)
     }

@@ -7,7 +7,7 @@ package import RelayHTTP2
 /// token as its credential.
 package struct FCMUpstream: SingleMessageUpstream {
     private let endpoint: UpstreamEndpoint
-    private let payload: PayloadSettings
+    package let payload: PayloadSettings
     /// The service account's OAuth access token.
     package let credential: (any TokenProvider)?
     package static let provider = Provider.fcm

@@ -22,6 +22,10 @@ package protocol ProviderUpstream: Sendable {
     /// none to renew.
     var credential: (any TokenProvider)? { get }
 
+    /// The settings its messages are built with (the app's APNs topic and environment, FCM project, critical
+    /// channel): no credential, no endpoint.
+    var payload: PayloadSettings { get }
+
     /// Builds the message for one notification; it is built once and sent as it is by every attempt.
     ///
     /// - Parameter now: the current time, for expirations given as a time to live.

@@ -109,7 +109,7 @@ enum TenantPathKey {
 
     /// The routes a key in the path may lead to: the tenant's own, never the admin API or health checks.
     static let tenantRoutes = [
-        "/v1/push", "/v1/receipts", "/--/api/v2/push/", "/api/notification/push-relay/", "/push-relay/",
+        "/v1/push", "/v1/receipts", "/v1/whoami", "/--/api/v2/push/", "/api/notification/push-relay/", "/push-relay/",
     ]
 
     /// The key and the rest of the path, when `path` is `/t/<key>` followed by a tenant route; `nil` otherwise (the
