@@ -48,6 +48,13 @@ extension ForwardingPushStore {
         try await base.usage(tenantID: tenantID, fromDay: fromDay)
     }
 
+    package func takeCriticalReserve(tenantID: String, hour: Int64, count: Int, limit: Int) async throws -> Int {
+        try await base.takeCriticalReserve(tenantID: tenantID, hour: hour, count: count, limit: limit)
+    }
+    package func criticalReserveUsed(tenantID: String, hour: Int64) async throws -> Int {
+        try await base.criticalReserveUsed(tenantID: tenantID, hour: hour)
+    }
+
     package func auditHead(chain: String) async throws -> AuditAnchor? { try await base.auditHead(chain: chain) }
     package func auditChains() async throws -> [String] { try await base.auditChains() }
     package func auditAnchor(chain: String) async throws -> AuditAnchor? { try await base.auditAnchor(chain: chain) }

@@ -18,6 +18,8 @@ package final class MemoryStore: PushStore {
         var fingerprintKey: [UInt8]?
         var commitsFail = false
         var journal: [String: JournalEntry] = [:]
+        /// What each tenant's critical reserve gave, by tenant and UTC hour.
+        var criticalReserve: [String: [Int64: Int]] = [:]
     }
 
     private let state = Mutex(State())
@@ -251,6 +253,22 @@ package final class MemoryStore: PushStore {
                 .map { UsageRow(day: $0.key.day, provider: $0.key.provider, counts: $0.value, app: $0.key.app) }
                 .sorted(by: UsageRow.reportOrder)
         }
+    }
+
+    package func takeCriticalReserve(tenantID: String, hour: Int64, count: Int, limit: Int) async throws -> Int {
+        state.withLock { state in
+            var hours = state.criticalReserve[tenantID, default: [:]]
+            let used = hours[hour]
+            if used == nil { hours = hours.filter { $0.key >= hour - Self.criticalReserveRetentionHours } }
+            let granted = Self.criticalReserveGrant(count: count, limit: limit, used: used ?? 0)
+            if granted > 0 { hours[hour] = (used ?? 0) + granted }
+            state.criticalReserve[tenantID] = hours
+            return granted
+        }
+    }
+
+    package func criticalReserveUsed(tenantID: String, hour: Int64) async throws -> Int {
+        state.withLock { $0.criticalReserve[tenantID]?[hour] ?? 0 }
     }
 
     package func fingerprintKey() async throws -> [UInt8] {

@@ -70,6 +70,17 @@ package protocol PushStore: Sendable {
     /// A tenant's usage from `fromDay` (`YYYY-MM-DD`, inclusive) on, by day then provider.
     func usage(tenantID: String, fromDay: String) async throws -> [UsageRow]
 
+    // MARK: Critical reserve
+    /// Takes up to `count` notifications from the tenant's critical reserve of UTC hour `hour` (UNIX seconds / 3600),
+    /// of which at most `limit` may be taken in that hour; returns how many were taken (0...count), atomically, so that
+    /// relays sharing the store never take more than `limit` together.
+    ///
+    /// The counts outlive the process (but in ``MemoryStore``). The first take of a tenant's hour deletes the counts
+    /// of its hours more than ``criticalReserveRetentionHours`` before it.
+    func takeCriticalReserve(tenantID: String, hour: Int64, count: Int, limit: Int) async throws -> Int
+    /// How many of the tenant's critical reserve of UTC hour `hour` are taken.
+    func criticalReserveUsed(tenantID: String, hour: Int64) async throws -> Int
+
     // MARK: Audit log (records and checkpoints arrive through `commit`)
     /// The last stored record of `chain` as an anchor, or the prune anchor when no record is left; `nil` for a chain
     /// never written. A writer resumes its chain from here.
@@ -107,6 +118,18 @@ package protocol PushStore: Sendable {
     /// A random 32-byte key made on first use and kept, for token fingerprints that stay stable across restarts and
     /// instances.
     func fingerprintKey() async throws -> [UInt8]
+}
+
+extension PushStore {
+    /// Hours of critical reserve counts kept before the hour being taken from: old hours are never asked for again,
+    /// but a relay whose clock lags another's may still ask for the last one or two.
+    package static var criticalReserveRetentionHours: Int64 { 48 }
+
+    /// How many of `count` fit a reserve of `limit` of which `used` are taken: what ``takeCriticalReserve(tenantID:
+    /// hour:count:limit:)`` grants, in every store.
+    package static func criticalReserveGrant(count: Int, limit: Int, used: Int) -> Int {
+        max(0, min(count, limit - used))
+    }
 }
 
 extension PushStore {

@@ -14,6 +14,7 @@ extension SQLiteStore {
         migrator.registerMigration("delivery_journal", migrate: createDeliveryJournal)
         migrator.registerMigration("apps", migrate: addApps)
         migrator.registerMigration("receipt_live_activity_event", migrate: addReceiptLiveActivityEvent)
+        migrator.registerMigration("critical_reserve", migrate: addCriticalReserve)
         return migrator
     }()
 
@@ -256,5 +257,26 @@ extension SQLiteStore {
     /// for every receipt written before.
     private static func addReceiptLiveActivityEvent(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE receipts ADD COLUMN live_activity_event TEXT")
+    }
+
+    /// Critical headroom: each tenant's reserve of critical notifications per UTC hour beyond its other limits (120
+    /// for every tenant so far, the default), what each hour's reserve has given (`SQLiteStore+CriticalReserve.swift`;
+    /// `hour` is UNIX seconds / 3600), and the critical notifications among a day's usage (a subset of the other
+    /// columns, not a column of its own in the total).
+    private static func addCriticalReserve(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE tenants ADD COLUMN critical_reserve_per_hour INTEGER NOT NULL DEFAULT 120;
+
+                CREATE TABLE critical_reserve (
+                    tenant_id TEXT NOT NULL,
+                    hour INTEGER NOT NULL,
+                    used INTEGER NOT NULL,
+                    PRIMARY KEY (tenant_id, hour)
+                );
+
+                ALTER TABLE usage_daily ADD COLUMN critical INTEGER NOT NULL DEFAULT 0;
+                """
+        )
     }
 }

@@ -12,7 +12,8 @@ extension Tenant {
                 ratePerSecond: try row.decode(forColumn: "rate_per_second"),
                 burst: try row.decode(forColumn: "burst"),
                 dailyQuota: try row.decode(forColumn: "daily_quota"),
-                perDevicePerMinute: try row.decode(forColumn: "per_device_per_minute")
+                perDevicePerMinute: try row.decode(forColumn: "per_device_per_minute"),
+                criticalReservePerHour: try row.decode(forColumn: "critical_reserve_per_hour")
             ),
             allowCriticalAlerts: try row.decode(forColumn: "allow_critical_alerts"),
             disabled: try row.decode(forColumn: "disabled"),

@@ -8,7 +8,7 @@ extension SQLiteStore {
                 db,
                 sql: """
                     SELECT day, provider, app, delivered, token_invalid, rejected, rate_limited, failed, accepted,
-                        not_admitted
+                        not_admitted, critical
                     FROM usage_daily
                     WHERE tenant_id = ? AND day >= ? ORDER BY day, provider, app <> 'default', app
                     """,
@@ -28,7 +28,8 @@ extension SQLiteStore {
                         rateLimited: try row.decode(forColumn: "rate_limited"),
                         failed: try row.decode(forColumn: "failed"),
                         accepted: try row.decode(forColumn: "accepted"),
-                        notAdmitted: try row.decode(forColumn: "not_admitted")
+                        notAdmitted: try row.decode(forColumn: "not_admitted"),
+                        critical: try row.decode(forColumn: "critical")
                     ),
                     app: try row.decode(forColumn: "app")
                 )
@@ -42,8 +43,8 @@ extension SQLiteStore {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO usage_daily (tenant_id, day, provider, app, delivered, token_invalid, rejected,
-                    rate_limited, failed, accepted, not_admitted)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    rate_limited, failed, accepted, not_admitted, critical)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (tenant_id, day, provider, app) DO UPDATE SET
                     delivered = delivered + excluded.delivered,
                     token_invalid = token_invalid + excluded.token_invalid,
@@ -51,14 +52,15 @@ extension SQLiteStore {
                     rate_limited = rate_limited + excluded.rate_limited,
                     failed = failed + excluded.failed,
                     accepted = accepted + excluded.accepted,
-                    not_admitted = not_admitted + excluded.not_admitted
+                    not_admitted = not_admitted + excluded.not_admitted,
+                    critical = critical + excluded.critical
                 """
         )
         for (key, counts) in usage where !counts.isZero {
             try statement.execute(arguments: [
                 key.tenantID, key.day, key.provider.rawValue, key.app, counts.delivered, counts.tokenInvalid,
-                counts.rejected,
-                counts.rateLimited, counts.failed, counts.accepted, counts.notAdmitted,
+                counts.rejected, counts.rateLimited, counts.failed, counts.accepted, counts.notAdmitted,
+                counts.critical,
             ])
         }
     }

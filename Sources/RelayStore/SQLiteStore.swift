@@ -147,7 +147,8 @@ package final class SQLiteStore: PushStore {
 
     private static let tenantColumns = """
         id, name, rate_per_second, burst, daily_quota, per_device_per_minute, allow_critical_alerts, disabled, \
-        created_at, allowed_providers, critical_channel, note, deleted_at, apps, default_app
+        created_at, allowed_providers, critical_channel, note, deleted_at, apps, default_app, \
+        critical_reserve_per_hour
         """
 
     package func createTenant(_ tenant: Tenant) async throws {
@@ -163,13 +164,13 @@ package final class SQLiteStore: PushStore {
             do {
                 try db.execute(
                     sql:
-                        "INSERT INTO tenants (\(Self.tenantColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO tenants (\(Self.tenantColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     arguments: [
                         tenant.id, tenant.name, tenant.limits.ratePerSecond, tenant.limits.burst,
                         tenant.limits.dailyQuota, tenant.limits.perDevicePerMinute, tenant.allowCriticalAlerts,
                         tenant.disabled, tenant.createdAt.unixSeconds, tenant.allowedProvidersColumn,
                         tenant.criticalChannel, tenant.note, tenant.deletedAt?.unixSeconds, tenant.appsColumn,
-                        tenant.defaultApp,
+                        tenant.defaultApp, tenant.limits.criticalReservePerHour,
                     ]
                 )
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -215,13 +216,14 @@ package final class SQLiteStore: PushStore {
                 sql: """
                     UPDATE tenants SET name = ?, rate_per_second = ?, burst = ?, daily_quota = ?,
                     per_device_per_minute = ?, allow_critical_alerts = ?, disabled = ?, allowed_providers = ?,
-                    critical_channel = ?, note = ?, deleted_at = ?, apps = ?, default_app = ? WHERE id = ?
+                    critical_channel = ?, note = ?, deleted_at = ?, apps = ?, default_app = ?,
+                    critical_reserve_per_hour = ? WHERE id = ?
                     """,
                 arguments: [
                     tenant.name, tenant.limits.ratePerSecond, tenant.limits.burst, tenant.limits.dailyQuota,
                     tenant.limits.perDevicePerMinute, tenant.allowCriticalAlerts, tenant.disabled,
                     tenant.allowedProvidersColumn, tenant.criticalChannel, tenant.note, tenant.deletedAt?.unixSeconds,
-                    tenant.appsColumn, tenant.defaultApp, tenant.id,
+                    tenant.appsColumn, tenant.defaultApp, tenant.limits.criticalReservePerHour, tenant.id,
                 ]
             )
             guard db.changesCount > 0 else { throw StoreError.notFound("tenant \(tenant.id)") }

@@ -21,6 +21,10 @@ package struct UsageCounts: Sendable, Equatable, Codable {
     /// so they are the only ones it does not count (``quotaUsed``). Not a column of its own: ``total`` has them once,
     /// in ``rateLimited``.
     package var notAdmitted = 0
+    /// The critical notifications among all the others, whatever their column (delivered or not): how much of the
+    /// day's traffic were pages. A subset, so not part of ``total``; counted once per notification, when it is first
+    /// counted (an Expo receipt that moves it from `accepted` leaves this as it is).
+    package var critical = 0
 
     package init(
         delivered: Int = 0,
@@ -29,7 +33,8 @@ package struct UsageCounts: Sendable, Equatable, Codable {
         rateLimited: Int = 0,
         failed: Int = 0,
         accepted: Int = 0,
-        notAdmitted: Int = 0
+        notAdmitted: Int = 0,
+        critical: Int = 0
     ) {
         self.delivered = delivered
         self.tokenInvalid = tokenInvalid
@@ -38,6 +43,7 @@ package struct UsageCounts: Sendable, Equatable, Codable {
         self.failed = failed
         self.accepted = accepted
         self.notAdmitted = notAdmitted
+        self.critical = critical
     }
 
     /// Every notification, each in one column: an accepted one moves out of `accepted` when it lands in its final one.
@@ -49,7 +55,7 @@ package struct UsageCounts: Sendable, Equatable, Codable {
     /// total of 0 and must still be written.
     package var isZero: Bool {
         delivered == 0 && tokenInvalid == 0 && rejected == 0 && rateLimited == 0 && failed == 0 && accepted == 0
-            && notAdmitted == 0
+            && notAdmitted == 0 && critical == 0
     }
 
     package static func + (lhs: UsageCounts, rhs: UsageCounts) -> UsageCounts {
@@ -60,7 +66,8 @@ package struct UsageCounts: Sendable, Equatable, Codable {
             rateLimited: lhs.rateLimited + rhs.rateLimited,
             failed: lhs.failed + rhs.failed,
             accepted: lhs.accepted + rhs.accepted,
-            notAdmitted: lhs.notAdmitted + rhs.notAdmitted
+            notAdmitted: lhs.notAdmitted + rhs.notAdmitted,
+            critical: lhs.critical + rhs.critical
         )
     }
 
@@ -72,6 +79,8 @@ package struct UsageCounts: Sendable, Equatable, Codable {
     /// One notification that ended with `outcome`.
     package init(_ outcome: DeliveryOutcome) {
         self.init(column: outcome.code?.usageColumn ?? .delivered)
+        // Refused by the tenant's limits one by one: the day's quota never admitted them either.
+        if outcome.code == .tenantRateLimited || outcome.code == .criticalReserveExhausted { notAdmitted = 1 }
     }
 
     /// One notification in `column`.

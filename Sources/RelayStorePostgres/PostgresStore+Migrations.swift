@@ -21,6 +21,7 @@ extension PostgresStore {
         Migration(name: "delivery_journal", statements: deliveryJournal),
         Migration(name: "apps", statements: apps),
         Migration(name: "receipt_live_activity_event", statements: receiptLiveActivityEvent),
+        Migration(name: "critical_reserve", statements: criticalReserve),
     ]
 
     /// Any 32-bit constant naming "PushRelay's migrations" among the database's advisory locks; the second half of
@@ -331,5 +332,21 @@ extension PostgresStore {
     /// other push, and for every receipt written before.
     private static let receiptLiveActivityEvent: [PostgresQuery] = [
         "ALTER TABLE receipts ADD COLUMN live_activity_event text"
+    ]
+
+    /// Critical headroom (SQLite's `critical_reserve`): each tenant's reserve of critical notifications per UTC hour,
+    /// what each hour's reserve has given, shared by every relay on the database
+    /// (`PostgresStore+CriticalReserve.swift`), and the critical notifications among a day's usage.
+    private static let criticalReserve: [PostgresQuery] = [
+        "ALTER TABLE tenants ADD COLUMN critical_reserve_per_hour bigint NOT NULL DEFAULT 120",
+        """
+        CREATE TABLE critical_reserve (
+            tenant_id text NOT NULL,
+            hour bigint NOT NULL,
+            used bigint NOT NULL,
+            PRIMARY KEY (tenant_id, hour)
+        )
+        """,
+        "ALTER TABLE usage_daily ADD COLUMN critical bigint NOT NULL DEFAULT 0",
     ]
 }

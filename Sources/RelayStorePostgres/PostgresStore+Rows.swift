@@ -35,7 +35,8 @@ extension Tenant {
                 ratePerSecond: try row.value("rate_per_second"),
                 burst: try row.value("burst"),
                 dailyQuota: try row.value("daily_quota"),
-                perDevicePerMinute: try row.value("per_device_per_minute")
+                perDevicePerMinute: try row.value("per_device_per_minute"),
+                criticalReservePerHour: try row.value("critical_reserve_per_hour")
             ),
             allowCriticalAlerts: try row.value("allow_critical_alerts"),
             disabled: try row.value("disabled"),
@@ -142,7 +143,8 @@ extension UsageRow {
                 rateLimited: try row.value("rate_limited"),
                 failed: try row.value("failed"),
                 accepted: try row.value("accepted"),
-                notAdmitted: try row.value("not_admitted")
+                notAdmitted: try row.value("not_admitted"),
+                critical: try row.value("critical")
             ),
             app: try row.value("app")
         )

@@ -7,7 +7,7 @@ extension PostgresStore {
         try await rows(
             """
             SELECT day, provider, app, delivered, token_invalid, rejected, rate_limited, failed, accepted,
-                not_admitted
+                not_admitted, critical
             FROM usage_daily WHERE tenant_id = \(tenantID) AND day >= \(fromDay)
             ORDER BY day, provider COLLATE "C", app <> 'default', app COLLATE "C"
             """
@@ -21,7 +21,7 @@ extension PostgresStore {
                 $1.key.tenantID, $1.key.day, $1.key.provider.rawValue, $1.key.app
             )
         }
-        let width = 11
+        let width = 12
         return stride(from: 0, to: rows.count, by: rowsPerStatement).map { start in
             let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
             var binds = PostgresBindings(capacity: chunk.count * width)
@@ -39,11 +39,12 @@ extension PostgresStore {
                 binds.append(counts.failed)
                 binds.append(counts.accepted)
                 binds.append(counts.notAdmitted)
+                binds.append(counts.critical)
             }
             return .assembled(
                 """
                 INSERT INTO usage_daily AS u (tenant_id, day, provider, app, delivered, token_invalid, rejected,
-                    rate_limited, failed, accepted, not_admitted)
+                    rate_limited, failed, accepted, not_admitted, critical)
                 VALUES \(values.joined(separator: ", "))
                 ON CONFLICT (tenant_id, day, provider, app) DO UPDATE SET
                     delivered = u.delivered + EXCLUDED.delivered,
@@ -52,7 +53,8 @@ extension PostgresStore {
                     rate_limited = u.rate_limited + EXCLUDED.rate_limited,
                     failed = u.failed + EXCLUDED.failed,
                     accepted = u.accepted + EXCLUDED.accepted,
-                    not_admitted = u.not_admitted + EXCLUDED.not_admitted
+                    not_admitted = u.not_admitted + EXCLUDED.not_admitted,
+                    critical = u.critical + EXCLUDED.critical
                 """,
                 binds: binds
             )

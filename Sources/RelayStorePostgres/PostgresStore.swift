@@ -135,7 +135,8 @@ package final class PostgresStore: PushStore {
 
     static let tenantColumns = """
         id, name, rate_per_second, burst, daily_quota, per_device_per_minute, allow_critical_alerts, disabled, \
-        created_at, allowed_providers, critical_channel, note, deleted_at, apps, default_app
+        created_at, allowed_providers, critical_channel, note, deleted_at, apps, default_app, \
+        critical_reserve_per_hour
         """
 
     package func createTenant(_ tenant: Tenant) async throws {
@@ -147,7 +148,7 @@ package final class PostgresStore: PushStore {
                     \(tenant.limits.dailyQuota), \(tenant.limits.perDevicePerMinute), \(tenant.allowCriticalAlerts),
                     \(tenant.disabled), \(tenant.createdAt.unixSeconds), \(tenant.allowedProvidersColumn),
                     \(tenant.criticalChannel), \(tenant.note), \(tenant.deletedAt?.unixSeconds),
-                    \(tenant.appsColumn), \(tenant.defaultApp))
+                    \(tenant.appsColumn), \(tenant.defaultApp), \(tenant.limits.criticalReservePerHour))
                 """
             )
         } catch let error as PSQLError where error.violates(.unique, constraint: "tenants_name_key") {
@@ -184,7 +185,8 @@ package final class PostgresStore: PushStore {
                     allow_critical_alerts = \(tenant.allowCriticalAlerts), disabled = \(tenant.disabled),
                     allowed_providers = \(tenant.allowedProvidersColumn), critical_channel = \(tenant.criticalChannel),
                     note = \(tenant.note), deleted_at = \(tenant.deletedAt?.unixSeconds),
-                    apps = \(tenant.appsColumn), default_app = \(tenant.defaultApp)
+                    apps = \(tenant.appsColumn), default_app = \(tenant.defaultApp),
+                    critical_reserve_per_hour = \(tenant.limits.criticalReservePerHour)
                 WHERE id = \(tenant.id)
                 RETURNING id
                 """

@@ -215,6 +215,41 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test func tenantsAndUsageWrittenBeforeTheCriticalReserveReadBackWithItsDefault() async throws {
+        try await PostgresTestDatabase.withStore { store in
+            let day = UsageKey.day(of: Fixture.t0)
+            // Back to the schema before `critical_reserve`, with a tenant and usage as a relay of it wrote them.
+            for statement: PostgresQuery in [
+                "ALTER TABLE tenants DROP COLUMN critical_reserve_per_hour",
+                "ALTER TABLE usage_daily DROP COLUMN critical",
+                "DROP TABLE critical_reserve",
+                "DELETE FROM schema_migrations WHERE name = 'critical_reserve'",
+            ] {
+                try await store.execute(statement)
+            }
+            try await store.execute(
+                """
+                INSERT INTO tenants (id, name, rate_per_second, burst, daily_quota, per_device_per_minute,
+                    allow_critical_alerts, disabled, created_at)
+                VALUES ('tenant-a', 'a', 10, 100, 100000, 30, true, false, \(Fixture.t0.timeIntervalSince1970))
+                """
+            )
+            try await store.execute(
+                "INSERT INTO usage_daily (tenant_id, day, provider, delivered) VALUES ('tenant-a', \(day), 'apns', 4)"
+            )
+            try await store.migrate()
+            #expect(try await store.appliedMigrations().last == "critical_reserve")
+            let tenant = try #require(try await store.tenant(id: "tenant-a"))
+            #expect(tenant == Tenant(id: "tenant-a", name: "a", allowCriticalAlerts: true, createdAt: Fixture.t0))
+            #expect(tenant.limits.criticalReservePerHour == 120)
+            #expect(
+                try await store.usage(tenantID: "tenant-a", fromDay: day) == [
+                    UsageRow(day: day, provider: .apns, counts: UsageCounts(delivered: 4))
+                ])
+            #expect(try await store.takeCriticalReserve(tenantID: "tenant-a", hour: 486_111, count: 2, limit: 5) == 2)
+        }
+    }
+
     @Test func storeFailsCleanlyAfterShutdown() async throws {
         let store = PostgresStore(configuration: try PostgresTestDatabase.configuration())
         store.start()
@@ -271,6 +306,30 @@ struct PostgresStoreTests {
                 return try await group.reduce(0, +)
             }
             #expect(granted == 100, "60 leases of up to 3 at one instant share a burst of 100 exactly")
+        }
+    }
+
+    // MARK: - Critical reserve
+
+    /// Two relays, each with its own connection pool, take from one tenant's reserve at once: together exactly the
+    /// limit, and each sees what the other took.
+    @Test func relaysTakingTheCriticalReserveAtOnceNeverExceedItsLimit() async throws {
+        try await PostgresTestDatabase.withStores(count: 2) { stores in
+            let hour: Int64 = 486_111
+            let granted = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<60 {
+                    group.addTask {
+                        try await stores[index % 2].takeCriticalReserve(
+                            tenantID: "paged", hour: hour, count: 1 + index % 3, limit: 100)
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(granted == 100, "120 asked for at once, 100 to give")
+            #expect(try await stores[0].criticalReserveUsed(tenantID: "paged", hour: hour) == 100)
+            #expect(try await stores[1].criticalReserveUsed(tenantID: "paged", hour: hour) == 100)
+            #expect(
+                try await stores[1].takeCriticalReserve(tenantID: "paged", hour: hour + 1, count: 3, limit: 100) == 3)
         }
     }
 

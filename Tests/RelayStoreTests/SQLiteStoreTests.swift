@@ -220,6 +220,73 @@ import Testing
         #expect(try await store.receipts(ids: ["old", "new"], tenantID: "tenant-a") == [old, new])
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func criticalReserveSurvivesReopeningTheFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("relay.db")
+        let hour: Int64 = 486_111
+        do {
+            let store = try SQLiteStore(path: path)
+            try await store.migrate()
+            #expect(try await store.takeCriticalReserve(tenantID: "t", hour: hour, count: 7, limit: 10) == 7)
+        }
+        let reopened = try SQLiteStore(path: path)
+        try await reopened.migrate()
+        #expect(try await reopened.criticalReserveUsed(tenantID: "t", hour: hour) == 7)
+        #expect(try await reopened.takeCriticalReserve(tenantID: "t", hour: hour, count: 7, limit: 10) == 3)
+    }
+
+    /// Two stores on one file, as a relay and a second process would be: together they never take more than the limit.
+    @Test(.timeLimit(.minutes(1)))
+    func storesOnOneFileShareTheCriticalReserve() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let stores = [try SQLiteStore(path: folder.path("relay.db")), try SQLiteStore(path: folder.path("relay.db"))]
+        for store in stores { try await store.migrate() }
+        let granted = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<30 {
+                group.addTask {
+                    try await stores[index % 2].takeCriticalReserve(tenantID: "t", hour: 486_111, count: 2, limit: 25)
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(granted == 25)
+        #expect(try await stores[0].criticalReserveUsed(tenantID: "t", hour: 486_111) == 25)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func tenantsAndUsageWrittenBeforeTheCriticalReserveReadBackWithItsDefault() async throws {
+        let store = try SQLiteStore(path: SQLiteStore.memoryPath)
+        // The schema before `critical_reserve`.
+        try SQLiteStore.migrator.migrate(store.writer, upTo: "receipt_live_activity_event")
+        let day = UsageKey.day(of: Fixture.t0)
+        try await store.writer.write { db in
+            // Written as a relay of that schema wrote them: without `critical_reserve_per_hour` and `critical`.
+            try db.execute(
+                sql: """
+                    INSERT INTO tenants (id, name, rate_per_second, burst, daily_quota, per_device_per_minute,
+                        allow_critical_alerts, disabled, created_at)
+                    VALUES ('tenant-a', 'a', 10, 100, 100000, 30, 1, 0, ?)
+                    """,
+                arguments: [Fixture.t0.timeIntervalSince1970]
+            )
+            try db.execute(
+                sql: "INSERT INTO usage_daily (tenant_id, day, provider, delivered) VALUES ('tenant-a', ?, 'apns', 4)",
+                arguments: [day]
+            )
+        }
+        try await store.migrate()
+        let tenant = try #require(try await store.tenant(id: "tenant-a"))
+        #expect(tenant.limits == RateLimits(criticalReservePerHour: 120))
+        #expect(tenant == Tenant(id: "tenant-a", name: "a", allowCriticalAlerts: true, createdAt: Fixture.t0))
+        #expect(
+            try await store.usage(tenantID: "tenant-a", fromDay: day) == [
+                UsageRow(day: day, provider: .apns, counts: UsageCounts(delivered: 4))
+            ])
+    }
+
     @Test("The writer checkpoints every 250 pages of WAL, not SQLite's 1,000", .timeLimit(.minutes(1)))
     func checkpointThreshold() async throws {
         let folder = try TemporaryFolder()

@@ -1,4 +1,5 @@
-/// A tenant's limits: notifications per second with a burst, a daily quota, and a limit per device token.
+/// A tenant's limits: notifications per second with a burst, a daily quota, a limit per device token, and the
+/// critical alerts it may send beyond all three.
 package struct RateLimits: Sendable, Equatable, Codable {
     package var ratePerSecond: Double
     package var burst: Int
@@ -6,13 +7,40 @@ package struct RateLimits: Sendable, Equatable, Codable {
     package var dailyQuota: Int
     /// Notifications per device token per minute: the brake on runaway loops.
     package var perDevicePerMinute: Int
+    /// Critical notifications per UTC clock hour admitted beyond the bucket, the daily quota and the per-device
+    /// limit, so that a page gets through after a storm has spent them; 0: a critical beyond those limits is refused
+    /// like any notification.
+    package var criticalReservePerHour: Int
 
-    package init(ratePerSecond: Double = 10, burst: Int = 100, dailyQuota: Int = 100_000, perDevicePerMinute: Int = 30)
-    {
+    package init(
+        ratePerSecond: Double = 10,
+        burst: Int = 100,
+        dailyQuota: Int = 100_000,
+        perDevicePerMinute: Int = 30,
+        criticalReservePerHour: Int = 120
+    ) {
         self.ratePerSecond = ratePerSecond
         self.burst = burst
         self.dailyQuota = dailyQuota
         self.perDevicePerMinute = perDevicePerMinute
+        self.criticalReservePerHour = criticalReservePerHour
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case ratePerSecond, burst, dailyQuota, perDevicePerMinute, criticalReservePerHour
+    }
+
+    /// Reads limits written before there was a critical reserve too: without `criticalReservePerHour`, the default.
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            ratePerSecond: try container.decode(Double.self, forKey: .ratePerSecond),
+            burst: try container.decode(Int.self, forKey: .burst),
+            dailyQuota: try container.decode(Int.self, forKey: .dailyQuota),
+            perDevicePerMinute: try container.decode(Int.self, forKey: .perDevicePerMinute)
+        )
+        criticalReservePerHour =
+            try container.decodeIfPresent(Int.self, forKey: .criticalReservePerHour) ?? criticalReservePerHour
     }
 }
 

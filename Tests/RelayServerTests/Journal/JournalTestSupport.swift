@@ -162,6 +162,14 @@ final class DyingStore: PushStore {
     func usage(tenantID: String, fromDay: String) async throws -> [UsageRow] {
         try await base.usage(tenantID: tenantID, fromDay: fromDay)
     }
+    func takeCriticalReserve(tenantID: String, hour: Int64, count: Int, limit: Int) async throws -> Int {
+        try alive()
+        return try await base.takeCriticalReserve(tenantID: tenantID, hour: hour, count: count, limit: limit)
+    }
+    func criticalReserveUsed(tenantID: String, hour: Int64) async throws -> Int {
+        try alive()
+        return try await base.criticalReserveUsed(tenantID: tenantID, hour: hour)
+    }
     func auditHead(chain: String) async throws -> AuditAnchor? {
         try alive()
         return try await base.auditHead(chain: chain)
