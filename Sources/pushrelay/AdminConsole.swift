@@ -76,6 +76,7 @@ struct AdminConsole: Sendable {
         case .burst: "--burst"
         case .dailyQuota: "--daily-quota"
         case .perDevicePerMinute: "--per-device-per-minute"
+        case .criticalReservePerHour: "--critical-reserve-per-hour"
         case .allowCriticalAlerts: "--allow-critical-alerts"
         case .allowedProviders: "--allow-provider"
         case .criticalChannel: "--critical-channel"

@@ -92,6 +92,7 @@ extension TenantCommand {
             console.write(
                 "  limits: \(tenant.limits.ratePerSecond)/s, burst \(tenant.limits.burst), \(tenant.limits.dailyQuota)/day, \(tenant.limits.perDevicePerMinute)/device/min"
             )
+            console.write("  critical reserve: \(tenant.limits.criticalReservePerHour)/hour beyond these limits")
             console.write("  critical alerts: \(tenant.allowCriticalAlerts ? "allowed" : "not allowed")")
             console.write(
                 "  providers: \(tenant.allowedProviders.map { $0.isEmpty ? "none" : $0.map(\.rawValue).sorted().joined(separator: ", ") } ?? "all configured")"
@@ -245,18 +246,25 @@ extension TenantCommand {
     }
 }
 
-/// `--rate`, `--burst`, `--daily-quota` and `--per-device-per-minute`, shared by `tenant create` and `tenant update`;
-/// what is left out stays as it was (for `create`: the `[limits]` defaults). The commands check them with the rest of
-/// their change (``TenantRules``).
+/// `--rate`, `--burst`, `--daily-quota`, `--per-device-per-minute` and `--critical-reserve-per-hour`, shared by
+/// `tenant create` and `tenant update`; what is left out stays as it was (for `create`: the `[limits]` defaults). The
+/// commands check them with the rest of their change (``TenantRules``).
 struct LimitOptions: ParsableArguments {
     @Option(help: "Notifications per second.") var rate: Double?
     @Option(help: "Notifications that may arrive at once.") var burst: Int?
     @Option(name: .customLong("daily-quota"), help: "Notifications per UTC day.") var dailyQuota: Int?
     @Option(name: .customLong("per-device-per-minute"), help: "Notifications per device token per minute.")
     var perDevicePerMinute: Int?
+    @Option(
+        name: .customLong("critical-reserve-per-hour"),
+        help: "Critical alerts per UTC hour sent beyond the limits above; 0: none beyond them."
+    )
+    var criticalReservePerHour: Int?
 
     var changes: TenantChanges {
-        TenantChanges(rate: rate, burst: burst, dailyQuota: dailyQuota, perDevicePerMinute: perDevicePerMinute)
+        TenantChanges(
+            rate: rate, burst: burst, dailyQuota: dailyQuota, perDevicePerMinute: perDevicePerMinute,
+            criticalReservePerHour: criticalReservePerHour)
     }
 }
 

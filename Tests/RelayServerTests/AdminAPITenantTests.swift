@@ -16,7 +16,8 @@ struct AdminAPITenantTests {
         try await fixture.application.test(.router) { client in
             let body = #"""
                 {"name":"beta","rate":5,"burst":20,"dailyQuota":1000,"perDevicePerMinute":10,"allowCriticalAlerts":true,
-                 "allowedProviders":["fcm","apns"],"criticalChannel":"oncall","note":"ticket 42"}
+                 "allowedProviders":["fcm","apns"],"criticalChannel":"oncall","note":"ticket 42",
+                 "criticalReservePerHour":30}
                 """#
             let created = try await client.admin(.post, "/admin/v1/tenants", token: fixture.adminToken, json: body)
             #expect(created.status == .created)
@@ -27,6 +28,7 @@ struct AdminAPITenantTests {
             #expect(tenant["burst"] == .int(20))
             #expect(tenant["dailyQuota"] == .int(1000))
             #expect(tenant["perDevicePerMinute"] == .int(10))
+            #expect(tenant["criticalReservePerHour"] == .int(30))
             #expect(tenant["allowCriticalAlerts"] == .bool(true))
             #expect(tenant["allowedProviders"] == .array([.string("apns"), .string("fcm")]))
             #expect(tenant["criticalChannel"] == .string("oncall"))
@@ -34,7 +36,11 @@ struct AdminAPITenantTests {
             #expect(tenant["disabled"] == .bool(false))
             #expect(tenant["deletedAt"] == .null)
             let stored = try #require(try await fixture.store.tenant(id: id))
-            #expect(stored.limits == RateLimits(ratePerSecond: 5, burst: 20, dailyQuota: 1000, perDevicePerMinute: 10))
+            #expect(
+                stored.limits
+                    == RateLimits(
+                        ratePerSecond: 5, burst: 20, dailyQuota: 1000, perDevicePerMinute: 10,
+                        criticalReservePerHour: 30))
             #expect(stored.allowedProviders == [.apns, .fcm])
 
             // Defaults for what is left out; names are unique.
@@ -42,6 +48,7 @@ struct AdminAPITenantTests {
                 .post, "/admin/v1/tenants", token: fixture.adminToken, json: #"{"name":"gamma"}"#)
             #expect(plain.status == .created)
             #expect(plain.json?["burst"] == .int(Int64(RateLimits().burst)))
+            #expect(plain.json?["criticalReservePerHour"] == .int(Int64(RateLimits().criticalReservePerHour)))
             #expect(plain.json?["allowedProviders"] == .null)
             let taken = try await client.admin(
                 .post, "/admin/v1/tenants", token: fixture.adminToken, json: #"{"name":"beta"}"#)
@@ -62,10 +69,12 @@ struct AdminAPITenantTests {
             // PATCH: any subset; null clears what may be absent.
             let patched = try await client.admin(
                 .patch, "/admin/v1/tenants/beta", token: fixture.adminToken,
-                json: #"{"burst":50,"allowedProviders":null,"note":null,"name":"beta-2","disabled":true}"#
+                json:
+                    #"{"burst":50,"allowedProviders":null,"note":null,"name":"beta-2","disabled":true,"criticalReservePerHour":0}"#
             )
             #expect(patched.status == .ok)
             #expect(patched.json?["burst"] == .int(50))
+            #expect(patched.json?["criticalReservePerHour"] == .int(0))
             #expect(patched.json?["rate"] == .int(5))
             #expect(patched.json?["allowedProviders"] == .null)
             #expect(patched.json?["note"] == .null)
@@ -100,14 +109,14 @@ struct AdminAPITenantTests {
             let bad = try await client.admin(
                 .post, "/admin/v1/tenants", token: fixture.adminToken,
                 json:
-                    #"{"name":" ","rate":-1,"burst":1.5,"dailyQuota":"many","perDevicePerMinute":0,"allowCriticalAlerts":"yes","allowedProviders":["apns","pigeon"],"criticalChannel":"","note":5,"colour":1,"disabled":true}"#
+                    #"{"name":" ","rate":-1,"burst":1.5,"dailyQuota":"many","perDevicePerMinute":0,"criticalReservePerHour":-1,"allowCriticalAlerts":"yes","allowedProviders":["apns","pigeon"],"criticalChannel":"","note":5,"colour":1,"disabled":true}"#
             )
             #expect(bad.status == .badRequest)
             #expect(bad.errorCode == "VALIDATION_ERROR")
             #expect(
                 bad.errorPaths == [
-                    "name", "rate", "burst", "dailyQuota", "perDevicePerMinute", "allowCriticalAlerts",
-                    "allowedProviders[1]",
+                    "name", "rate", "burst", "dailyQuota", "perDevicePerMinute", "criticalReservePerHour",
+                    "allowCriticalAlerts", "allowedProviders[1]",
                     "criticalChannel", "note", "colour", "disabled",
                 ]
             )

@@ -74,6 +74,7 @@ struct TenantFields: Sendable, CustomStringConvertible {
     var burst: Int? = nil
     var dailyQuota: Int? = nil
     var perDevicePerMinute: Int? = nil
+    var criticalReservePerHour: Int? = nil
     var allowCriticalAlerts: Bool? = nil
     var allowedProviders: [String]?? = nil
     var criticalChannel: String?? = nil
@@ -91,6 +92,7 @@ struct TenantFields: Sendable, CustomStringConvertible {
         if let burst { object["burst"] = .int(Int64(burst)) }
         if let dailyQuota { object["dailyQuota"] = .int(Int64(dailyQuota)) }
         if let perDevicePerMinute { object["perDevicePerMinute"] = .int(Int64(perDevicePerMinute)) }
+        if let criticalReservePerHour { object["criticalReservePerHour"] = .int(Int64(criticalReservePerHour)) }
         if let allowCriticalAlerts { object["allowCriticalAlerts"] = .bool(allowCriticalAlerts) }
         if let allowedProviders {
             object["allowedProviders"] = allowedProviders.map { .array($0.map(JSONValue.string)) } ?? .null
@@ -110,6 +112,7 @@ struct TenantFields: Sendable, CustomStringConvertible {
         if let burst { arguments.append("--burst=\(burst)") }
         if let dailyQuota { arguments.append("--daily-quota=\(dailyQuota)") }
         if let perDevicePerMinute { arguments.append("--per-device-per-minute=\(perDevicePerMinute)") }
+        if let criticalReservePerHour { arguments.append("--critical-reserve-per-hour=\(criticalReservePerHour)") }
         if let allowCriticalAlerts {
             arguments +=
                 creating

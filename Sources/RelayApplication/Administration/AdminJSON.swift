@@ -22,6 +22,7 @@ package enum AdminJSON {
             "burst": .int(Int64(tenant.limits.burst)),
             "dailyQuota": .int(Int64(tenant.limits.dailyQuota)),
             "perDevicePerMinute": .int(Int64(tenant.limits.perDevicePerMinute)),
+            "criticalReservePerHour": .int(Int64(tenant.limits.criticalReservePerHour)),
             "allowCriticalAlerts": .bool(tenant.allowCriticalAlerts),
             "allowedProviders": tenant.allowedProviders.map {
                 JSONValue.array($0.map(\.rawValue).sorted().map(JSONValue.string))
@@ -96,9 +97,10 @@ package enum AdminJSON {
     }
 
     /// `{"tenant", "days": [{"day", "providers": {"apns": {delivered, tokenInvalid, rejected, rateLimited, failed,
-    /// accepted}}, "apps": {"beta": {"apns": {…}}}}]}` with days ascending: `providers` over every app, `apps` by
-    /// app; a day, app or provider without any notification is left out. `accepted`: Expo notifications whose
-    /// receipt is not known yet.
+    /// accepted, critical}}, "apps": {"beta": {"apns":
+    /// {…}}}}]}` with days ascending: `providers` over every app, `apps` by app; a day, app or provider without any
+    /// notification is left out. `accepted`: Expo notifications whose receipt is not known yet; `critical`: the
+    /// critical notifications among all the others (a part of them, not another column).
     package static func usage(_ report: UsageReport) -> JSONValue {
         var days: [String: [Provider: UsageCounts]] = [:]
         var apps: [String: [String: [String: JSONValue]]] = [:]
@@ -129,6 +131,7 @@ package enum AdminJSON {
             "rateLimited": .int(Int64(counts.rateLimited)),
             "failed": .int(Int64(counts.failed)),
             "accepted": .int(Int64(counts.accepted)),
+            "critical": .int(Int64(counts.critical)),
         ])
     }
 

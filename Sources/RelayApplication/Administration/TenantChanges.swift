@@ -13,6 +13,8 @@ package struct TenantChanges: Sendable, Equatable {
     package var burst: Int?
     package var dailyQuota: Int?
     package var perDevicePerMinute: Int?
+    /// Critical notifications per UTC hour beyond the other limits (``RateLimits/criticalReservePerHour``).
+    package var criticalReservePerHour: Int?
     package var allowCriticalAlerts: Bool?
     /// `.some(nil)`: every provider.
     package var allowedProviders: Set<Provider>??
@@ -34,6 +36,7 @@ package struct TenantChanges: Sendable, Equatable {
         burst: Int? = nil,
         dailyQuota: Int? = nil,
         perDevicePerMinute: Int? = nil,
+        criticalReservePerHour: Int? = nil,
         allowCriticalAlerts: Bool? = nil,
         allowedProviders: Set<Provider>?? = nil,
         criticalChannel: String?? = nil,
@@ -47,6 +50,7 @@ package struct TenantChanges: Sendable, Equatable {
         self.burst = burst
         self.dailyQuota = dailyQuota
         self.perDevicePerMinute = perDevicePerMinute
+        self.criticalReservePerHour = criticalReservePerHour
         self.allowCriticalAlerts = allowCriticalAlerts
         self.allowedProviders = allowedProviders
         self.criticalChannel = criticalChannel
@@ -64,6 +68,7 @@ package struct TenantChanges: Sendable, Equatable {
         if let burst { tenant.limits.burst = burst }
         if let dailyQuota { tenant.limits.dailyQuota = dailyQuota }
         if let perDevicePerMinute { tenant.limits.perDevicePerMinute = perDevicePerMinute }
+        if let criticalReservePerHour { tenant.limits.criticalReservePerHour = criticalReservePerHour }
         if let allowCriticalAlerts { tenant.allowCriticalAlerts = allowCriticalAlerts }
         if let allowedProviders { tenant.allowedProviders = allowedProviders }
         if let criticalChannel { tenant.criticalChannel = criticalChannel }

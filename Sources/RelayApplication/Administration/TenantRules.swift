@@ -20,6 +20,7 @@ package enum TenantRules {
         case burst
         case dailyQuota
         case perDevicePerMinute
+        case criticalReservePerHour
         case allowCriticalAlerts
         case allowedProviders
         case criticalChannel
@@ -54,6 +55,9 @@ package enum TenantRules {
     package static let burst = 1...1_000_000
     package static let dailyQuota = 1...1_000_000_000
     package static let perDevicePerMinute = 1...1_000_000
+    /// Critical notifications per UTC hour beyond the bucket, the daily quota and the per-device limit. 0 gives
+    /// critical alerts no headroom: one beyond those limits is refused like any other notification.
+    package static let criticalReservePerHour = 0...1_000_000
     package static let criticalChannelLength = 1...256
     /// A note may be empty: an empty note is no note.
     package static let noteLength = 0...1000
@@ -87,8 +91,8 @@ package enum TenantRules {
         return nil
     }
 
-    /// What is wrong with a whole number (`burst`, `dailyQuota`, `perDevicePerMinute`, `expiresInDays`,
-    /// `overlapDays`, `days`) that must lie in `range`, or `nil`.
+    /// What is wrong with a whole number (`burst`, `dailyQuota`, `perDevicePerMinute`, `criticalReservePerHour`,
+    /// `expiresInDays`, `overlapDays`, `days`) that must lie in `range`, or `nil`.
     package static func problem(_ value: Int64, in range: ClosedRange<Int>) -> String? {
         guard value >= Int64(range.lowerBound), value <= Int64(range.upperBound) else {
             return "must be from \(range.lowerBound) to \(range.upperBound), not \(value)"
@@ -188,6 +192,9 @@ package enum TenantRules {
         check(.burst, changes.burst.flatMap { problem(Int64($0), in: burst) })
         check(.dailyQuota, changes.dailyQuota.flatMap { problem(Int64($0), in: dailyQuota) })
         check(.perDevicePerMinute, changes.perDevicePerMinute.flatMap { problem(Int64($0), in: perDevicePerMinute) })
+        check(
+            .criticalReservePerHour,
+            changes.criticalReservePerHour.flatMap { problem(Int64($0), in: criticalReservePerHour) })
         if case .some(.some(let providers)) = changes.allowedProviders {
             check(.allowedProviders, problem(allowedProviders: providers))
         }

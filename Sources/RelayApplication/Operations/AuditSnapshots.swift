@@ -18,6 +18,7 @@ extension Tenant {
                 "burst": .int(Int64(limits.burst)),
                 "dailyQuota": .int(Int64(limits.dailyQuota)),
                 "perDevicePerMinute": .int(Int64(limits.perDevicePerMinute)),
+                "criticalReservePerHour": .int(Int64(limits.criticalReservePerHour)),
             ]),
             "allowCriticalAlerts": .bool(allowCriticalAlerts),
             "disabled": .bool(disabled),

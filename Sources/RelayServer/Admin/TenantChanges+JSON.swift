@@ -10,8 +10,8 @@ import RelayStore
 /// fields); what a value may be is ``TenantRules``', asked field by field so that the problems come in field order.
 extension TenantChanges {
     static let creationFields: Set<String> = [
-        "name", "rate", "burst", "dailyQuota", "perDevicePerMinute", "allowCriticalAlerts", "allowedProviders",
-        "criticalChannel", "apps", "defaultApp", "note",
+        "name", "rate", "burst", "dailyQuota", "perDevicePerMinute", "criticalReservePerHour", "allowCriticalAlerts",
+        "allowedProviders", "criticalChannel", "apps", "defaultApp", "note",
     ]
     static let updateFields = creationFields.union(["disabled"])
 
@@ -31,6 +31,8 @@ extension TenantChanges {
         changes.burst = reader.integer(.burst, in: TenantRules.burst)
         changes.dailyQuota = reader.integer(.dailyQuota, in: TenantRules.dailyQuota)
         changes.perDevicePerMinute = reader.integer(.perDevicePerMinute, in: TenantRules.perDevicePerMinute)
+        changes.criticalReservePerHour = reader.integer(
+            .criticalReservePerHour, in: TenantRules.criticalReservePerHour)
         changes.allowCriticalAlerts = reader.bool(.allowCriticalAlerts)
         changes.allowedProviders = reader.providers()
         changes.criticalChannel = reader.clearableString(.criticalChannel, TenantRules.problem(criticalChannel:))

@@ -20,6 +20,8 @@ import Testing
         WholeNumberBound(name: "burst", range: TenantRules.burst, documented: 1...1_000_000),
         WholeNumberBound(name: "dailyQuota", range: TenantRules.dailyQuota, documented: 1...1_000_000_000),
         WholeNumberBound(name: "perDevicePerMinute", range: TenantRules.perDevicePerMinute, documented: 1...1_000_000),
+        WholeNumberBound(
+            name: "criticalReservePerHour", range: TenantRules.criticalReservePerHour, documented: 0...1_000_000),
         WholeNumberBound(name: "expiresInDays", range: TenantRules.expiresInDays, documented: 1...3650),
         WholeNumberBound(name: "overlapDays", range: TenantRules.overlapDays, documented: 0...365),
         WholeNumberBound(name: "days", range: TenantRules.usageDays, documented: 1...366),
@@ -41,19 +43,20 @@ import Testing
     @Test func aChangeIsCheckedFieldByField() {
         let edge = TenantChanges(
             name: String(repeating: "n", count: 100), rate: 1_000_000, burst: 1_000_000, dailyQuota: 1_000_000_000,
-            perDevicePerMinute: 1_000_000, allowedProviders: .some([.apns]),
+            perDevicePerMinute: 1_000_000, criticalReservePerHour: 1_000_000, allowedProviders: .some([.apns]),
             criticalChannel: .some(String(repeating: "c", count: 256)), note: .some(String(repeating: "x", count: 1000))
         )
         #expect(TenantRules.violations(in: edge, creating: true).isEmpty)
         let low = TenantChanges(
             name: "a", rate: .leastNonzeroMagnitude, burst: 1, dailyQuota: 1, perDevicePerMinute: 1,
-            criticalChannel: .some("c"), note: .some("")
+            criticalReservePerHour: 0, criticalChannel: .some("c"), note: .some("")
         )
         #expect(TenantRules.violations(in: low, creating: true).isEmpty)
 
         let beyond = TenantChanges(
             name: String(repeating: "n", count: 101), rate: 1_000_000.000_1, burst: 1_000_000_000,
-            dailyQuota: 1_000_000_001, perDevicePerMinute: 1_000_001, allowedProviders: .some([]),
+            dailyQuota: 1_000_000_001, perDevicePerMinute: 1_000_001, criticalReservePerHour: 1_000_001,
+            allowedProviders: .some([]),
             criticalChannel: .some(String(repeating: "c", count: 257)), note: .some(String(repeating: "x", count: 1001))
         )
         #expect(
@@ -63,15 +66,18 @@ import Testing
                 .init(.burst, "must be from 1 to 1000000, not 1000000000"),
                 .init(.dailyQuota, "must be from 1 to 1000000000, not 1000000001"),
                 .init(.perDevicePerMinute, "must be from 1 to 1000000, not 1000001"),
+                .init(.criticalReservePerHour, "must be from 0 to 1000000, not 1000001"),
                 .init(.allowedProviders, "must name at least one provider"),
                 .init(.criticalChannel, "must be 1 to 256 characters without control characters"),
                 .init(.note, "must be at most 1000 characters"),
             ]
         )
-        let under = TenantChanges(rate: 0, burst: 0, dailyQuota: 0, perDevicePerMinute: 0, criticalChannel: .some(""))
+        let under = TenantChanges(
+            rate: 0, burst: 0, dailyQuota: 0, perDevicePerMinute: 0, criticalReservePerHour: -1,
+            criticalChannel: .some(""))
         #expect(
             TenantRules.violations(in: under, creating: false).map(\.field) == [
-                .rate, .burst, .dailyQuota, .perDevicePerMinute, .criticalChannel,
+                .rate, .burst, .dailyQuota, .perDevicePerMinute, .criticalReservePerHour, .criticalChannel,
             ])
     }
 
