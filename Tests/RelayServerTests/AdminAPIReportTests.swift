@@ -28,17 +28,19 @@ struct AdminAPIReportTests {
             #expect(days.count == 1)
             #expect(days.first?["day"] == .string(UsageKey.day(of: Date())))
             let providers = try #require(days.first?["providers"])
-            let counts: (Int64, Int64, Int64, Int64, Int64, Int64) -> JSONValue = {
-                delivered, invalid, rejected, limited, failed, accepted in
+            let counts: (Int64, Int64, Int64, Int64, Int64, Int64, Int64) -> JSONValue = {
+                delivered, invalid, rejected, limited, failed, accepted, critical in
                 .object([
                     "delivered": .int(delivered), "tokenInvalid": .int(invalid), "rejected": .int(rejected),
                     "rateLimited": .int(limited), "failed": .int(failed), "accepted": .int(accepted),
+                    "critical": .int(critical),
                 ])
             }
-            #expect(providers["apns"] == counts(1, 1, 0, 0, 0, 0))
-            #expect(providers["fcm"] == counts(1, 0, 0, 0, 0, 0))
-            // The critical alert from a tenant not allowed to send them, and a push whose Expo receipt is to come.
-            #expect(providers["expo"] == counts(0, 0, 1, 0, 0, 1))
+            #expect(providers["apns"] == counts(1, 1, 0, 0, 0, 0, 0))
+            #expect(providers["fcm"] == counts(1, 0, 0, 0, 0, 0, 0))
+            // The critical alert from a tenant not allowed to send them (a critical notification all the same,
+            // refused), and a push whose Expo receipt is to come.
+            #expect(providers["expo"] == counts(0, 0, 1, 0, 0, 1, 1))
 
             let week = try await client.admin(.get, "/admin/v1/tenants/acme/usage?days=1", token: fixture.adminToken)
             #expect(week.json?["days"]?.elements.count == 1)

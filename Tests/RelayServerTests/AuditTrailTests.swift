@@ -76,7 +76,8 @@ struct AuditTrailTests {
             #expect(try await client.post("/v1/push", key: relay.key, json: body).status == .ok)
             let usage = try await relay.store.usage(tenantID: relay.tenant.id, fromDay: "2000-01-01")
             #expect(usage.first { $0.provider == .apns }?.counts == UsageCounts(delivered: 1, tokenInvalid: 1))
-            #expect(usage.first { $0.provider == .fcm }?.counts == UsageCounts(rejected: 1))
+            // The critical alert, refused (`CriticalAlertsNotAllowed`), counts as critical all the same.
+            #expect(usage.first { $0.provider == .fcm }?.counts == UsageCounts(rejected: 1, critical: 1))
         }
     }
 

@@ -59,7 +59,7 @@ import Testing
         let report = UsageReport(
             tenant: tenant, fromDay: "2027-01-14",
             rows: [
-                UsageRow(day: "2027-01-15", provider: .apns, counts: UsageCounts(delivered: 5, failed: 1)),
+                UsageRow(day: "2027-01-15", provider: .apns, counts: UsageCounts(delivered: 5, failed: 1, critical: 2)),
                 UsageRow(day: "2027-01-14", provider: .fcm, counts: UsageCounts(tokenInvalid: 2, rateLimited: 3)),
                 UsageRow(day: "2027-01-14", provider: .apns, counts: UsageCounts(rejected: 4)),
                 UsageRow(day: "2027-01-15", provider: .expo, counts: UsageCounts(delivered: 1, accepted: 7)),
@@ -67,12 +67,12 @@ import Testing
         )
         #expect(
             report.tableLines == [
-                "DAY         PROVIDER  DELIVERED  TOKEN_INVALID  REJECTED  RATE_LIMITED  FAILED  ACCEPTED  TOTAL",
-                "2027-01-14  apns      0          0              4         0             0       0         4",
-                "2027-01-14  fcm       0          2              0         3             0       0         5",
-                "2027-01-15  apns      5          0              0         0             1       0         6",
-                "2027-01-15  expo      1          0              0         0             0       7         8",
-                "total                 6          2              4         3             1       7         23",
+                "DAY         PROVIDER  DELIVERED  TOKEN_INVALID  REJECTED  RATE_LIMITED  FAILED  ACCEPTED  TOTAL  CRITICAL",
+                "2027-01-14  apns      0          0              4         0             0       0         4      0",
+                "2027-01-14  fcm       0          2              0         3             0       0         5      0",
+                "2027-01-15  apns      5          0              0         0             1       0         6      2",
+                "2027-01-15  expo      1          0              0         0             0       7         8      0",
+                "total                 6          2              4         3             1       7         23     2",
             ]
         )
         // As JSON it is the admin API's usage object, for the CLI's --json too: days ascending, then providers.
@@ -80,6 +80,7 @@ import Testing
         #expect(json?["tenant"] == .string("t-1"))
         #expect(json?["days"]?.elements.map { $0["day"] } == [.string("2027-01-14"), .string("2027-01-15")])
         #expect(json?["days"]?.elements.last?["providers"]?["expo"]?["accepted"] == .int(7))
+        #expect(json?["days"]?.elements.last?["providers"]?["apns"]?["critical"] == .int(2))
         #expect(json?["days"]?.elements.first?["providers"]?["fcm"]?["rateLimited"] == .int(3))
         #expect(UsageReport.fromDay(days: 30, now: AuditFixtures.now) == "2026-12-17")
         #expect(UsageReport.fromDay(days: 1, now: AuditFixtures.now) == "2027-01-15")

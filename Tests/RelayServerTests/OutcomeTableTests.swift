@@ -148,9 +148,11 @@ import Testing
         #expect(receipt.message == row.outcome.message && receipt.removeToken == row.removeToken)
         #expect(receipt.updatedAt == now && receipt.createdAt == Self.createdAt)
 
-        // The usage: one notification, in its column, on the day of the outcome.
+        // The usage: one notification, in its column, on the day of the outcome; and, being critical, one critical.
         let key = UsageKey(tenantID: "t1", date: now, provider: .apns)
-        #expect(writes.batch.usage == [key: UsageCounts(column: row.column)])
+        var counts = UsageCounts(column: row.column)
+        counts.critical = 1
+        #expect(writes.batch.usage == [key: counts])
 
         // The audit entry.
         let entry = try #require(writes.audit.first)
@@ -198,7 +200,7 @@ import Testing
         let pending = try #require(accepted.batch.receipts.first)
         #expect(pending.status == .pending && pending.expoTicketID == "T1" && pending.providerMessageID == "T1")
         let createdKey = UsageKey(tenantID: "t1", date: Self.createdAt, provider: .apns)
-        #expect(accepted.batch.usage == [createdKey: UsageCounts(accepted: 1)])
+        #expect(accepted.batch.usage == [createdKey: UsageCounts(accepted: 1, critical: 1)])
         #expect(accepted.audit.map(\.outcome) == ["ok"])
         #expect(Conclusion.acceptedByExpo(ticketID: "T1").metricsLabel == "accepted")
         #expect(Ticket.State(Conclusion.acceptedByExpo(ticketID: "T1")) == .ok(providerMessageID: "T1"))
@@ -208,6 +210,7 @@ import Testing
         Self.record.record(.expoReceipt(dead, ticketID: "T1"), at: later, into: &concluded)
         #expect(concluded.batch.receipts.isEmpty)
         #expect(concluded.batch.receiptCloses.map(\.errorCode) == ["DeviceNotRegistered"])
+        // Moved from `accepted` to its final column; counted as critical once, when it was accepted.
         #expect(concluded.batch.usage == [createdKey: UsageCounts(tokenInvalid: 1, accepted: -1)])
         let entry = try #require(concluded.audit.first)
         #expect(entry.outcome == "DeviceNotRegistered" && entry.upstreamReason == "DeviceNotRegistered")

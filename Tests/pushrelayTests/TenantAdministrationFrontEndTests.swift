@@ -34,7 +34,8 @@ struct TenantAdministrationFrontEndTests {
                     .create(
                         "acme",
                         TenantFields(
-                            rate: 5, burst: 20, dailyQuota: 1000, perDevicePerMinute: 10, allowCriticalAlerts: true)),
+                            rate: 5, burst: 20, dailyQuota: 1000, perDevicePerMinute: 10, criticalReservePerHour: 30,
+                            allowCriticalAlerts: true)),
                     .ok
                 ),
                 (.create("beta", TenantFields()), .ok),
@@ -51,6 +52,7 @@ struct TenantAdministrationFrontEndTests {
                         "acme", TenantFields(allowedProviders: .some(nil), criticalChannel: .some(nil), note: .some(""))
                     ), .ok
                 ),
+                (.update("acme", TenantFields(criticalReservePerHour: 0)), .ok),
                 (.update("acme", TenantFields(name: "acme-2")), .ok),
                 (.update("acme-2", TenantFields(name: "beta")), .failed("already exists")),
                 (.update("nobody", TenantFields(burst: 3)), .failed("No tenant")),
@@ -66,10 +68,17 @@ struct TenantAdministrationFrontEndTests {
                     .create(
                         "edge",
                         TenantFields(
-                            rate: 1_000_000, burst: 1_000_000, dailyQuota: 1_000_000_000, perDevicePerMinute: 1_000_000)
+                            rate: 1_000_000, burst: 1_000_000, dailyQuota: 1_000_000_000, perDevicePerMinute: 1_000_000,
+                            criticalReservePerHour: 1_000_000)
                     ), .ok
                 ),
-                (.create("low", TenantFields(rate: 0.001, burst: 1, dailyQuota: 1, perDevicePerMinute: 1)), .ok),
+                (
+                    .create(
+                        "low",
+                        TenantFields(
+                            rate: 0.001, burst: 1, dailyQuota: 1, perDevicePerMinute: 1, criticalReservePerHour: 0)),
+                    .ok
+                ),
                 (.create(String(repeating: "n", count: 100), TenantFields()), .ok),
                 (.create(String(repeating: "n", count: 101), TenantFields()), .invalid(["name"])),
                 (.create(" ", TenantFields()), .invalid(["name"])),
@@ -82,6 +91,9 @@ struct TenantAdministrationFrontEndTests {
                 (.create("x", TenantFields(dailyQuota: 0)), .invalid(["dailyQuota"])),
                 (.create("x", TenantFields(perDevicePerMinute: 1_000_001)), .invalid(["perDevicePerMinute"])),
                 (.create("x", TenantFields(perDevicePerMinute: 0)), .invalid(["perDevicePerMinute"])),
+                (.create("x", TenantFields(criticalReservePerHour: 1_000_001)), .invalid(["criticalReservePerHour"])),
+                (.create("x", TenantFields(criticalReservePerHour: -1)), .invalid(["criticalReservePerHour"])),
+                (.update("edge", TenantFields(criticalReservePerHour: -1)), .invalid(["criticalReservePerHour"])),
                 (.create("x", TenantFields(rate: -1, burst: 1_000_001)), .invalid(["rate", "burst"])),
                 (.update("edge", TenantFields(burst: 1_000_001)), .invalid(["burst"])),
                 (.update("edge", TenantFields(criticalChannel: .some(String(repeating: "c", count: 256)))), .ok),
@@ -233,18 +245,19 @@ struct TenantAdministrationFrontEndTests {
         let answers = try await cli.run([
             .create("acme", TenantFields(rate: 5, burst: 20)),
             .issueKey(tenant: "acme", expiresInDays: 30),
-            .recordUsage(tenant: "acme", .fcm, UsageCounts(delivered: 2)),
+            .recordUsage(tenant: "acme", .fcm, UsageCounts(delivered: 2, critical: 1)),
             .usage(tenant: "acme", days: 1),
             .list(includeDeleted: false),
         ])
         let tenant = try #require(answers[0].jsonValue?.objectValue)
         #expect(
             Set(tenant.keys) == [
-                "id", "name", "rate", "burst", "dailyQuota", "perDevicePerMinute", "allowCriticalAlerts",
-                "allowedProviders", "criticalChannel", "apps", "defaultApp", "note", "disabled", "createdAt",
-                "deletedAt",
+                "id", "name", "rate", "burst", "dailyQuota", "perDevicePerMinute", "criticalReservePerHour",
+                "allowCriticalAlerts", "allowedProviders", "criticalChannel", "apps", "defaultApp", "note", "disabled",
+                "createdAt", "deletedAt",
             ])
         #expect(tenant["burst"] == .int(20))
+        #expect(tenant["criticalReservePerHour"] == .int(120))
         #expect(tenant["apps"] == .array([.string("default")]) && tenant["defaultApp"] == .string("default"))
         #expect(tenant["createdAt"] == .string("2027-01-15T08:00:01.000Z"))
         let key = try #require(answers[1].jsonValue?.objectValue)
@@ -264,6 +277,7 @@ struct TenantAdministrationFrontEndTests {
                                 "fcm": .object([
                                     "delivered": .int(2), "tokenInvalid": .int(0), "rejected": .int(0),
                                     "rateLimited": .int(0), "failed": .int(0), "accepted": .int(0),
+                                    "critical": .int(1),
                                 ])
                             ]),
                             "apps": .object([
@@ -271,6 +285,7 @@ struct TenantAdministrationFrontEndTests {
                                     "fcm": .object([
                                         "delivered": .int(2), "tokenInvalid": .int(0), "rejected": .int(0),
                                         "rateLimited": .int(0), "failed": .int(0), "accepted": .int(0),
+                                        "critical": .int(1),
                                     ])
                                 ])
                             ]),

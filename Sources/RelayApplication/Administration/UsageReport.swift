@@ -26,9 +26,11 @@ package struct UsageReport: Sendable {
     }
 
     /// `ACCEPTED` (Expo notifications whose receipt is not known yet) comes last before `TOTAL`, so the columns that
-    /// were there before it keep their places.
+    /// were there before it keep their places. `CRITICAL` follows `TOTAL`: the critical notifications among those
+    /// counted, whatever their column, so not part of it.
     private static let columns = [
         "DAY", "PROVIDER", "DELIVERED", "TOKEN_INVALID", "REJECTED", "RATE_LIMITED", "FAILED", "ACCEPTED", "TOTAL",
+        "CRITICAL",
     ]
 
     /// A header, one line per day, provider and app, and a total line, in aligned columns like the other CLI tables.
@@ -46,7 +48,7 @@ package struct UsageReport: Sendable {
         [day, provider]
             + [
                 counts.delivered, counts.tokenInvalid, counts.rejected, counts.rateLimited, counts.failed,
-                counts.accepted, counts.total,
+                counts.accepted, counts.total, counts.critical,
             ].map(String.init)
     }
 }

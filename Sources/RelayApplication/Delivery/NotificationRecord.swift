@@ -105,12 +105,12 @@ package struct NotificationRecord: Sendable, Equatable {
         case .final(let final):
             outcome = final
             writes.batch.receipts.append(receipt(after: conclusion, at: date))
-            writes.batch.count(UsageCounts(final), for: usageKey(on: date))
+            writes.batch.count(firstCount(UsageCounts(final)), for: usageKey(on: date))
         case .acceptedByExpo:
             outcome = .delivered(providerMessageID: nil)
             writes.batch.receipts.append(receipt(after: conclusion, at: date))
             // Counted on the day of the receipt's creation, where its Expo receipt will move it from.
-            writes.batch.count(UsageCounts(column: .accepted), for: usageKey(on: receipt.createdAt))
+            writes.batch.count(firstCount(UsageCounts(column: .accepted)), for: usageKey(on: receipt.createdAt))
         case .expoReceipt(let final, let ticketID):
             outcome = final
             writes.batch.receiptCloses.append(update(conclusion, at: date))
@@ -141,6 +141,14 @@ package struct NotificationRecord: Sendable, Equatable {
         PushMetricHandles.pushes(
             tenant: receipt.tenantID, provider: receipt.provider, outcome: conclusion.metricsLabel, app: receipt.app
         ).increment()
+    }
+
+    /// `counts` as the notification's first count in usage, which also counts it as critical if it is: an Expo
+    /// receipt only moves it between columns later.
+    private func firstCount(_ counts: UsageCounts) -> UsageCounts {
+        var counts = counts
+        if receipt.isCritical { counts.critical = 1 }
+        return counts
     }
 
     private func usageKey(on date: Date) -> UsageKey {
