@@ -224,6 +224,7 @@ package struct RelayAssembly: Sendable {
             receiptLifetime: TimeInterval(configuration.receipts.ttlHours) * 3600,
             trustedProxies: TrustedProxies(configuration.server.trustedProxies),
             tenantDefaults: configuration.limits,
+            criticalPerDevicePerMinute: configuration.criticalPerDevicePerMinute,
             apps: Set(configuration.appNames)
         )
     }

@@ -110,6 +110,10 @@ package struct ConfigurationKey: Hashable, Sendable {
     package static let limitsBurst = ConfigurationKey("limits", "burst", .integer)
     package static let limitsDailyQuota = ConfigurationKey("limits", "daily_quota", .integer)
     package static let limitsPerDevicePerMinute = ConfigurationKey("limits", "per_device_per_minute", .integer)
+    package static let limitsCriticalReservePerHour = ConfigurationKey(
+        "limits", "critical_reserve_per_hour", .integer)
+    package static let limitsCriticalPerDevicePerMinute = ConfigurationKey(
+        "limits", "critical_per_device_per_minute", .integer)
     package static let auditEnabled = ConfigurationKey("audit", "enabled", .boolean)
     package static let auditInstance = ConfigurationKey("audit", "instance", .string)
     package static let auditSigningKeyFile = ConfigurationKey("audit", "signing_key_file", .string)
@@ -166,6 +170,8 @@ package struct ConfigurationKey: Hashable, Sendable {
         limitsBurst,
         limitsDailyQuota,
         limitsPerDevicePerMinute,
+        limitsCriticalReservePerHour,
+        limitsCriticalPerDevicePerMinute,
         auditEnabled,
         auditInstance,
         auditSigningKeyFile,

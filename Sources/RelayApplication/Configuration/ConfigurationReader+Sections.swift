@@ -25,6 +25,7 @@ extension ConfigurationReader {
         }
         let android = android()
         let limits = limits()
+        let criticalPerDevicePerMinute = criticalPerDevicePerMinute()
         let audit = audit()
         let receipts = receipts()
         let logging = logging()
@@ -38,6 +39,7 @@ extension ConfigurationReader {
             apps: apps,
             android: android,
             limits: limits,
+            criticalPerDevicePerMinute: criticalPerDevicePerMinute,
             audit: audit,
             receipts: receipts,
             logging: logging
@@ -396,7 +398,15 @@ extension ConfigurationReader {
         limits.dailyQuota = integer(ConfigurationKey.limitsDailyQuota, minimum: 1) ?? limits.dailyQuota
         limits.perDevicePerMinute =
             integer(ConfigurationKey.limitsPerDevicePerMinute, minimum: 1) ?? limits.perDevicePerMinute
+        limits.criticalReservePerHour =
+            integer(ConfigurationKey.limitsCriticalReservePerHour, minimum: 0) ?? limits.criticalReservePerHour
         return limits
+    }
+
+    /// `[limits] critical_per_device_per_minute`: the relay's own, not a tenant's.
+    mutating func criticalPerDevicePerMinute() -> Int {
+        integer(ConfigurationKey.limitsCriticalPerDevicePerMinute, minimum: 1)
+            ?? RelayConfiguration.defaultCriticalPerDevicePerMinute
     }
 
     mutating func audit() -> RelayConfiguration.Audit {

@@ -41,6 +41,9 @@ package struct RelayConfiguration: Sendable, Equatable {
     package var android: Android
     /// `[limits]`: the limits new tenants start with.
     package var limits: RateLimits
+    /// `[limits] critical_per_device_per_minute`: critical alerts per device token per minute admitted within a
+    /// tenant's critical reserve, for every tenant.
+    package var criticalPerDevicePerMinute: Int
     /// `[audit]`: how long the audit log is kept.
     package var audit: Audit
     /// `[receipts]`: how long receipts are kept and how long a push request waits for outcomes.
@@ -58,6 +61,7 @@ package struct RelayConfiguration: Sendable, Equatable {
         apps: [String: App] = [:],
         android: Android = Android(),
         limits: RateLimits = RateLimits(),
+        criticalPerDevicePerMinute: Int = RelayConfiguration.defaultCriticalPerDevicePerMinute,
         audit: Audit = Audit(),
         receipts: Receipts = Receipts(),
         logging: Logging = Logging()
@@ -71,6 +75,7 @@ package struct RelayConfiguration: Sendable, Equatable {
         self.apps = apps
         self.android = android
         self.limits = limits
+        self.criticalPerDevicePerMinute = criticalPerDevicePerMinute
         self.audit = audit
         self.receipts = receipts
         self.logging = logging
@@ -84,4 +89,7 @@ package struct RelayConfiguration: Sendable, Equatable {
     package static func defaults(directory: String) -> RelayConfiguration {
         RelayConfiguration(store: Store(directory: directory))
     }
+
+    /// `[limits] critical_per_device_per_minute` when the file does not set it.
+    package static let defaultCriticalPerDevicePerMinute = 10
 }

@@ -62,6 +62,8 @@ struct RelayAssemblyTests {
             burst = 21
             daily_quota = 5000
             per_device_per_minute = 9
+            critical_reserve_per_hour = 40
+            critical_per_device_per_minute = 4
 
             [receipts]
             ttl_hours = 48
@@ -140,8 +142,10 @@ struct RelayAssemblyTests {
         #expect(relay.settings.trustedProxies == TrustedProxies(["10.0.0.0/8"]))
         #expect(
             relay.settings.tenantDefaults
-                == RateLimits(ratePerSecond: 7, burst: 21, dailyQuota: 5000, perDevicePerMinute: 9)
+                == RateLimits(
+                    ratePerSecond: 7, burst: 21, dailyQuota: 5000, perDevicePerMinute: 9, criticalReservePerHour: 40)
         )
+        #expect(relay.settings.criticalPerDevicePerMinute == 4)
         #expect(relay.commits.settings.chain == "assembly-test")
         #expect(assembly.expoReceipts.delay == .seconds(120))
         #expect(

@@ -23,6 +23,18 @@ import Testing
         #expect(configuration?.upstream.maxAttempts == 7)
     }
 
+    @Test func theCriticalLimitsAreOverridden() {
+        let configuration = parsedConfiguration(
+            "[limits]\ncritical_reserve_per_hour = 50\ncritical_per_device_per_minute = 5",
+            environment: [
+                "PUSHRELAY_LIMITS_CRITICAL_RESERVE_PER_HOUR": "0",
+                "PUSHRELAY_LIMITS_CRITICAL_PER_DEVICE_PER_MINUTE": "20",
+            ]
+        )
+        #expect(configuration?.limits.criticalReservePerHour == 0)
+        #expect(configuration?.criticalPerDevicePerMinute == 20)
+    }
+
     @Test func aNumberOverrideIsParsed() {
         let configuration = parsedConfiguration("", environment: ["PUSHRELAY_LIMITS_RATE_PER_SECOND": "2.5"])
         #expect(configuration?.limits.ratePerSecond == 2.5)

@@ -35,8 +35,11 @@ import Testing
         #expect(configuration.android.criticalChannelID == "oncall_critical")
         #expect(
             configuration.limits
-                == RateLimits(ratePerSecond: 10, burst: 100, dailyQuota: 100_000, perDevicePerMinute: 30)
+                == RateLimits(
+                    ratePerSecond: 10, burst: 100, dailyQuota: 100_000, perDevicePerMinute: 30,
+                    criticalReservePerHour: 120)
         )
+        #expect(configuration.criticalPerDevicePerMinute == 10)
         #expect(configuration.audit.retentionDays == 365)
         #expect(configuration.receipts.ttlHours == 72)
         #expect(configuration.receipts.requestDeadlineMs == 10_000)
@@ -79,6 +82,8 @@ import Testing
             burst = 20
             daily_quota = 5000
             per_device_per_minute = 6
+            critical_reserve_per_hour = 0
+            critical_per_device_per_minute = 3
             [audit]
             retention_days = 30
             [receipts]
@@ -109,8 +114,11 @@ import Testing
         )
         #expect(configuration.android.criticalChannelID == "pages")
         #expect(
-            configuration.limits == RateLimits(ratePerSecond: 2.5, burst: 20, dailyQuota: 5000, perDevicePerMinute: 6)
+            configuration.limits
+                == RateLimits(
+                    ratePerSecond: 2.5, burst: 20, dailyQuota: 5000, perDevicePerMinute: 6, criticalReservePerHour: 0)
         )
+        #expect(configuration.criticalPerDevicePerMinute == 3)
         #expect(configuration.audit.retentionDays == 30)
         #expect(configuration.receipts == .init(ttlHours: 24, requestDeadlineMs: 3000))
         #expect(configuration.logging == .init(format: .json, level: .debug))
