@@ -40,6 +40,14 @@ enum MetricCatalogue {
             name: "relay_rate_limited_total", type: "counter", labels: ["reason"],
             help: "Requests refused by a limit: rate, daily_quota or receipt_lookups."),
         Family(
+            name: "relay_critical_beyond_limits_total", type: "counter", labels: ["tenant"],
+            help:
+                "Critical alerts sent beyond the tenant's bucket, quota or per-device limit, from its critical reserve, by tenant id."
+        ),
+        Family(
+            name: "relay_critical_reserve_exhausted_total", type: "counter", labels: ["tenant"],
+            help: "Critical alerts refused because the tenant's critical reserve for the hour was spent, by tenant id."),
+        Family(
             name: "relay_queue_full_total", type: "counter", labels: [],
             help: "Push requests refused because the delivery queue was full (503 QUEUE_FULL)."),
         Family(

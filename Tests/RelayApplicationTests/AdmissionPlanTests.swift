@@ -31,7 +31,8 @@ struct AdmissionPlanTests {
         _ pushes: [ResolvedPush],
         tenant: Tenant,
         configured: Set<Provider> = Set(Provider.allCases),
-        allowed: @escaping (String) -> Bool = { _ in true }
+        allowed: @escaping (String) -> Bool = { _ in true },
+        rateRefusal: @escaping (Int) -> (refusal: RelayRefusal, retryAfter: Duration?)? = { _ in nil }
     ) -> AdmissionPlan {
         var next = 0
         return AdmissionPlan(
@@ -45,7 +46,8 @@ struct AdmissionPlanTests {
                 return "r\(next)"
             },
             fingerprint: { "fp-" + $0.token.prefix(8) },
-            allowDevice: allowed
+            allowDevice: allowed,
+            rateRefusal: rateRefusal
         )
     }
 
@@ -68,11 +70,14 @@ struct AdmissionPlanTests {
         (.providerNotConfigured, .providerNotConfigured, .rejected),
         (.messageRateExceeded, .messageRateExceeded, .rateLimited),
         (.appNotAllowed, .appNotAllowed, .rejected),
+        (.tenantRateLimited, .tenantRateLimited, .rateLimited),
+        (.criticalReserveExhausted, .criticalReserveExhausted, .rateLimited),
     ])
     func eachRefusalKind(_ kind: RelayRefusal, _ code: OutcomeCode, _ column: UsageColumn) throws {
         var tenant = Tenant(name: "acme", limits: RateLimits(perDevicePerMinute: 20), allowCriticalAlerts: true)
         var configured = Set(Provider.allCases)
         var allowed: (String) -> Bool = { _ in true }
+        var limited: (Int) -> (refusal: RelayRefusal, retryAfter: Duration?)? = { _ in nil }
         var message = #"[{"to":"\#(Self.apns)","body":"x"}]"#
         switch kind {
         case .criticalAlertsNotAllowed:
@@ -82,13 +87,23 @@ struct AdmissionPlanTests {
         case .providerNotConfigured: configured = [.fcm, .expo]
         case .messageRateExceeded: allowed = { _ in false }
         case .appNotAllowed: message = #"[{"to":"\#(Self.apns)","body":"x","app":"beta"}]"#
+        case .tenantRateLimited: limited = { _ in (.tenantRateLimited, .seconds(7)) }
+        case .criticalReserveExhausted:
+            message = #"[{"to":"\#(Self.apns)","body":"x","isCriticalAlert":true}]"#
+            limited = { _ in (.criticalReserveExhausted, .seconds(7)) }
         case .shuttingDown: Issue.record("not a refusal of the plan")
         }
-        let plan = Self.plan(try Self.pushes(message), tenant: tenant, configured: configured, allowed: allowed)
+        let plan = Self.plan(
+            try Self.pushes(message), tenant: tenant, configured: configured, allowed: allowed, rateRefusal: limited)
         #expect(plan.deliveries.isEmpty)
         #expect(plan.refused.map(\.refusal) == [kind] && plan.refused.map(\.index) == [0])
         #expect(plan.refused.map(\.record.receipt.provider) == [.apns])
-        let retryAfter = kind == .messageRateExceeded ? 3 : nil  // 60 s / 20 a minute
+        let retryAfter: Int? =
+            switch kind {
+            case .messageRateExceeded: 3  // 60 s / 20 a minute
+            case .tenantRateLimited, .criticalReserveExhausted: 7
+            default: nil
+            }
         #expect(
             plan.tickets == [
                 Ticket(
@@ -104,7 +119,13 @@ struct AdmissionPlanTests {
                     tenantID: tenant.id, date: Self.now, provider: .apns,
                     // Counted for the app the message named, even one the tenant may not use.
                     app: kind == .appNotAllowed ? "beta" : "default"
-                ): UsageCounts(column: column)
+                ): {
+                    var counts = UsageCounts(column: column)
+                    // Refused by the limits one by one: never admitted by the quota.
+                    if kind == .tenantRateLimited || kind == .criticalReserveExhausted { counts.notAdmitted = 1 }
+                    if message.contains("isCriticalAlert") { counts.critical = 1 }
+                    return counts
+                }()
             ])
         let audit = try #require(plan.writes.audit.first)
         #expect(

@@ -85,6 +85,12 @@ package struct AdmissionPlan: Sendable {
     ///   - fingerprint: the keyed fingerprint of a push's token, which is all that receipts and the audit log keep.
     ///   - allowDevice: takes one notification from a token fingerprint's per-minute allowance; `false` when none
     ///     is left.
+    ///   - rateRefusal: the tenant's limits' word on the notification at an index, asked after the policy checks:
+    ///     `nil` when the bucket (or, for a critical alert, the critical reserve) admitted it, else the refusal and
+    ///     when to try again (an ordinary notification of a request whose critical alerts went out beyond the bucket,
+    ///     or a critical alert beyond a spent reserve).
+    ///   - allowCriticalDevice: as `allowDevice` for a critical alert, which has its own per-device allowance; `nil`
+    ///     uses `allowDevice`.
     package init(
         _ pushes: [ResolvedPush],
         origin: Origin,
@@ -93,7 +99,9 @@ package struct AdmissionPlan: Sendable {
         receiptLifetime: TimeInterval,
         receiptID: () -> String,
         fingerprint: (ResolvedPush) -> String,
-        allowDevice: (String) -> Bool
+        allowDevice: (String) -> Bool,
+        rateRefusal: (Int) -> (refusal: RelayRefusal, retryAfter: Duration?)? = { _ in nil },
+        allowCriticalDevice: ((String) -> Bool)? = nil
     ) {
         let tenant = origin.tenant
         let expires = now.addingTimeInterval(receiptLifetime)
@@ -104,7 +112,7 @@ package struct AdmissionPlan: Sendable {
             push.criticalChannel = tenant.criticalChannel
             push.app = push.message.app ?? tenant.defaultApp
             push.stampLiveActivity(at: now)
-            let refusal: RelayRefusal? =
+            let policy: RelayRefusal? =
                 if push.isCritical && !tenant.allowCriticalAlerts {
                     .criticalAlertsNotAllowed
                 } else if !tenant.allows(app: push.app) {
@@ -113,7 +121,19 @@ package struct AdmissionPlan: Sendable {
                     .providerNotAllowed
                 } else if configuredProviders[push.app]?.contains(push.provider) != true {
                     .providerNotConfigured
-                } else if !allowDevice(tokenFingerprint) {
+                } else {
+                    nil
+                }
+            let limited = policy == nil ? rateRefusal(index) : nil
+            let ownDeviceLimit = push.isCritical && allowCriticalDevice != nil
+            let refusal: RelayRefusal? =
+                if let policy {
+                    policy
+                } else if let limited {
+                    limited.refusal
+                } else if ownDeviceLimit, let allowCriticalDevice, !allowCriticalDevice(tokenFingerprint) {
+                    .messageRateExceeded
+                } else if !ownDeviceLimit && !allowDevice(tokenFingerprint) {
                     .messageRateExceeded
                 } else {
                     nil
@@ -147,11 +167,30 @@ package struct AdmissionPlan: Sendable {
             }
             // A device over its allowance may send again once one notification's worth of the minute has passed.
             let retryAfter: Duration? =
-                refusal == .messageRateExceeded ? .seconds(max(1, 60 / max(1, tenant.limits.perDevicePerMinute))) : nil
+                if let limited {
+                    limited.retryAfter
+                } else if refusal == .messageRateExceeded {
+                    .seconds(max(1, 60 / max(1, tenant.limits.perDevicePerMinute)))
+                } else {
+                    nil
+                }
             let outcome = DeliveryOutcome.refused(refusal, retryAfter: retryAfter)
             tickets.append(Ticket(id: id, provider: push.provider, state: Ticket.State(outcome)))
             refused.append(Refused(index: index, refusal: refusal, record: record))
             record.record(.final(outcome), at: now, into: &writes)
         }
+    }
+}
+
+/// The critical alerts of a request that may go beyond the tenant's bucket, daily quota and per-device limit, within
+/// its critical reserve: those of a tenant allowed to send critical alerts (the others are refused anyway).
+package struct CriticalHeadroom: Sendable {
+    package let tenant: Tenant
+    /// Their places in the request, in order: when the reserve has room for only some, the first go.
+    package let criticals: [Int]
+
+    package init(_ pushes: [ResolvedPush], tenant: Tenant) {
+        self.tenant = tenant
+        self.criticals = tenant.allowCriticalAlerts ? pushes.indices.filter { pushes[$0].isCritical } : []
     }
 }

@@ -150,6 +150,49 @@ package final class RateLimiterRegistry: Sendable {
         }
     }
 
+    /// Counts critical alerts sent beyond the tenant's bucket in its day's quota (``TenantRateLimiter/countCritical``).
+    ///
+    /// Alone on its store, this is the day's count. With shared limits (PostgreSQL) the day's count of the shared
+    /// bucket is what the relays leased, and criticals beyond it are not added there: they count in the tenant's
+    /// usage, and so in the quota of a relay that seeds its day from the store.
+    package func countCritical(tenantID: String, limits: RateLimits, count: Int, now: Date) {
+        limiters.withLock { limiters in
+            limiters[tenantID, default: TenantRateLimiter(limits: limits)].update(limits)
+            limiters[tenantID, default: TenantRateLimiter(limits: limits)].countCritical(
+                count, now: now.timeIntervalSince1970)
+        }
+    }
+
+    /// Takes one critical alert from a device's allowance of critical alerts (`perMinute` a minute).
+    package func admitCriticalDevice(
+        tenantID: String,
+        limits: RateLimits,
+        fingerprint: String,
+        now: Date,
+        perMinute: Int
+    ) -> Bool {
+        limiters.withLock { limiters in
+            limiters[tenantID, default: TenantRateLimiter(limits: limits)].admitCriticalDevice(
+                fingerprint, now: now.timeIntervalSince1970, perMinute: perMinute)
+        }
+    }
+
+    /// The tenant's bucket and day's quota as this relay knows them, without taking anything; `nil` before its first
+    /// request here.
+    package func status(tenantID: String, now: Date) -> TenantRateLimiter.Status? {
+        limiters.withLock { $0[tenantID]?.status(now: now.timeIntervalSince1970) }
+    }
+
+    /// What is left of the tenant's bucket and day's quota as this relay knows them; `nil` before its first request
+    /// here on `now`'s UTC day (the day's count is then the store's).
+    package func left(tenantID: String, now: Date) -> (bucket: Int, dailyQuota: Int)? {
+        let seconds = now.timeIntervalSince1970
+        return limiters.withLock { limiters in
+            guard let limiter = limiters[tenantID], limiter.knowsQuota(at: seconds) else { return nil }
+            return limiter.left(now: seconds)
+        }
+    }
+
     /// Takes one notification from a device's per-minute allowance.
     package func admitDevice(tenantID: String, fingerprint: String, now: Date) -> Bool {
         limiters.withLock { limiters in

@@ -18,6 +18,9 @@ package struct RelaySettings: Sendable {
     package var trustedProxies: TrustedProxies
     /// The limits of a tenant created without its own (`[limits]`), for the admin API.
     package var tenantDefaults: RateLimits
+    /// Critical alerts per device token per minute admitted within a tenant's critical reserve
+    /// (`[limits] critical_per_device_per_minute`).
+    package var criticalPerDevicePerMinute: Int
     /// The relay's apps, `default` and each `[apps.<name>]`, with credentials or not: the names a message and a
     /// tenant may use.
     package var apps: Set<String>
@@ -28,9 +31,11 @@ package struct RelaySettings: Sendable {
         maxBodyBytes: Int = 1 << 20,
         trustedProxies: TrustedProxies = TrustedProxies([]),
         tenantDefaults: RateLimits = RateLimits(),
+        criticalPerDevicePerMinute: Int = 10,
         apps: Set<String> = [AppName.default]
     ) {
         self.tenantDefaults = tenantDefaults
+        self.criticalPerDevicePerMinute = criticalPerDevicePerMinute
         self.apps = apps
         self.waitDeadline = waitDeadline
         self.receiptLifetime = receiptLifetime
@@ -43,7 +48,9 @@ package struct RelaySettings: Sendable {
 /// turns outcomes into tickets and receipts.
 ///
 /// ### Overview
-/// For one request: the tenant's bucket and daily quota admit all its notifications or none (429); each notification
+/// For one request: the tenant's bucket and daily quota admit all its notifications or none (429), but for the
+/// critical alerts of a tenant allowed them, which go beyond both within the tenant's critical reserve (a request
+/// with some is never refused whole: its others are refused one by one when they do not fit); each notification
 /// gets a receipt id; policy (critical alerts, allowed providers), provider availability and the per-device limit
 /// refuse single notifications; the rest go to ``DeliveryQueue`` as one job, which sends them and then commits every
 /// receipt of the request with its outcome, the audit records and the usage in one group commit (``CommitQueue``).
@@ -76,7 +83,7 @@ package final class Relay: Sendable {
     package let apps: AppSenders
     /// The providers each app has credentials for, for admission.
     private let appProviders: [String: Set<Provider>]
-    private let limiters: RateLimiterRegistry
+    let limiters: RateLimiterRegistry
     private let fingerprinter = Mutex<TokenFingerprinter?>(nil)
     package let logger: Logger
     /// The one clock of the relay and its parts (see ``RelayClock``).
@@ -178,8 +185,9 @@ package final class Relay: Sendable {
         let date = clock.date
         let tenant = identity.tenant
         let request = origin
-        try AdmissionPlan.checkSize(pushes.count, limits: tenant.limits)
-        let status = try await admitRate(pushes, tenant: tenant, at: date, logger: requestLogger)
+        let headroom = CriticalHeadroom(pushes, tenant: tenant)
+        try AdmissionPlan.checkSize(pushes.count - headroom.criticals.count, limits: tenant.limits)
+        let (status, rateRefusal) = try await admitRate(pushes, headroom: headroom, at: date, logger: requestLogger)
         let fingerprints = try await fingerprinter()
         // The request's receipt ids at once: one call to the random source for all of them.
         var receiptIDs = UUID.timeOrdered(count: pushes.count, at: date).makeIterator()
@@ -192,7 +200,13 @@ package final class Relay: Sendable {
             receiptLifetime: settings.receiptLifetime,
             receiptID: { (receiptIDs.next() ?? UUID.timeOrdered(at: date)).lowercaseString },
             fingerprint: { fingerprints.fingerprint($0.token, provider: $0.provider.rawValue) },
-            allowDevice: { limiters.admitDevice(tenantID: tenant.id, fingerprint: $0, now: date) }
+            allowDevice: { limiters.admitDevice(tenantID: tenant.id, fingerprint: $0, now: date) },
+            rateRefusal: rateRefusal,
+            allowCriticalDevice: { [limiters, settings] in
+                limiters.admitCriticalDevice(
+                    tenantID: tenant.id, limits: tenant.limits, fingerprint: $0, now: date,
+                    perMinute: settings.criticalPerDevicePerMinute)
+            }
         )
         for refused in plan.refused { refused.record.count(.final(.refused(refused.refusal, retryAfter: nil))) }
         let (tickets, asynchronous) = try await execute(plan, at: date, acceptance: acceptance, logger: requestLogger)
@@ -200,21 +214,120 @@ package final class Relay: Sendable {
     }
 
     /// Takes the request's notifications from the tenant's bucket and daily quota, all or none; a refusal is counted
-    /// in the tenant's usage.
+    /// in the tenant's usage. A request with critical alerts the tenant may send is never refused whole: when the
+    /// bucket has no room for all of it, its other notifications are tried alone and refused one by one if they do
+    /// not fit either, and its critical alerts go beyond the bucket, within the tenant's critical reserve
+    /// (``takeCriticalReserve(_:tenant:at:logger:)``).
+    ///
+    /// - Returns: The bucket's status for the answer's headers, and the refusal of each notification the limits
+    ///   refused one by one (for ``AdmissionPlan``).
     private func admitRate(
+        _ pushes: [ResolvedPush],
+        headroom: CriticalHeadroom,
+        at date: Date,
+        logger requestLogger: Logger
+    ) async throws(RequestRefusal) -> (TenantRateLimiter.Status, (Int) -> (RelayRefusal, Duration?)?) {
+        let tenant = headroom.tenant
+        let admitNone: (Int) -> (RelayRefusal, Duration?)? = { _ in nil }
+        guard !headroom.criticals.isEmpty else {
+            return (try await admitWhole(pushes, tenant: tenant, at: date, logger: requestLogger), admitNone)
+        }
+        if case .admitted(let status) = try await takeFromBucket(pushes.count, tenant: tenant, at: date) {
+            return (status, admitNone)
+        }
+        // The bucket has no room for the whole request: its critical alerts go beyond it.
+        let ordinary = pushes.indices.filter { !headroom.criticals.contains($0) }
+        var status =
+            limiters.status(tenantID: tenant.id, now: date)
+            ?? TenantRateLimiter.Status(
+                limit: tenant.limits.burst, remaining: 0, reset: 0)
+        var ordinaryRetryAfter: Int?
+        if !ordinary.isEmpty {
+            switch try await takeFromBucket(ordinary.count, tenant: tenant, at: date) {
+            case .admitted(let admitted):
+                status = admitted
+            case .refused(let retryAfter, let quota, let refused):
+                Counter(label: "relay_rate_limited_total", dimensions: [("reason", quota ? "daily_quota" : "rate")])
+                    .increment()
+                status = refused
+                ordinaryRetryAfter = retryAfter
+            }
+        }
+        let granted = await takeCriticalReserve(
+            headroom.criticals.count, tenant: tenant, at: date, logger: requestLogger)
+        let exhausted = Set(headroom.criticals.dropFirst(granted))
+        let ordinaryRefused = ordinaryRetryAfter.map { _ in Set(ordinary) } ?? []
+        let retryAfter = ordinaryRetryAfter.map { Duration.seconds($0) }
+        let untilNextHour = Duration.seconds(max(1, 3600 - Int(date.timeIntervalSince1970) % 3600))
+        return (
+            status,
+            { index in
+                if ordinaryRefused.contains(index) { return (.tenantRateLimited, retryAfter) }
+                if exhausted.contains(index) { return (.criticalReserveExhausted, untilNextHour) }
+                return nil
+            }
+        )
+    }
+
+    /// Asks the tenant's bucket and quota for `count` notifications.
+    private func takeFromBucket(
+        _ count: Int,
+        tenant: Tenant,
+        at date: Date
+    ) async throws(RequestRefusal) -> TenantRateLimiter.Decision {
+        do {
+            return try await limiters.admitShared(tenantID: tenant.id, limits: tenant.limits, count: count, now: date)
+        } catch {
+            logger.error("The shared rate limit could not be leased", metadata: ["error": "\(error)"])
+            throw .storeUnavailable
+        }
+    }
+
+    /// Takes up to `count` critical alerts from the tenant's critical reserve of this UTC hour, kept in the store (so
+    /// that it holds across a restart and, on PostgreSQL, across relays), and counts those taken in the day's quota.
+    /// A store that does not answer takes nothing from the reserve and refuses no critical alert: the relay must not
+    /// be the reason a page is not sent (the commit that follows tells whether the store is really down).
+    ///
+    /// - Returns: How many were taken: the first that many critical alerts beyond the bucket go out.
+    private func takeCriticalReserve(
+        _ count: Int,
+        tenant: Tenant,
+        at date: Date,
+        logger requestLogger: Logger
+    ) async -> Int {
+        let hour = Int64(date.timeIntervalSince1970) / 3600
+        var granted = count
+        do {
+            granted = try await store.takeCriticalReserve(
+                tenantID: tenant.id, hour: hour, count: count, limit: tenant.limits.criticalReservePerHour)
+        } catch {
+            requestLogger.error(
+                "The critical reserve could not be read; the critical alerts go out", metadata: ["error": "\(error)"])
+        }
+        limiters.countCritical(tenantID: tenant.id, limits: tenant.limits, count: granted, now: date)
+        Counter(label: "relay_critical_beyond_limits_total", dimensions: [("tenant", tenant.id)])
+            .increment(by: granted)
+        if granted < count {
+            Counter(label: "relay_critical_reserve_exhausted_total", dimensions: [("tenant", tenant.id)])
+                .increment(by: count - granted)
+            requestLogger.warning(
+                "Critical alerts refused: the tenant's critical reserve for this hour is spent",
+                metadata: [
+                    "tenant": "\(tenant.name)", "refused": "\(count - granted)",
+                    "reservePerHour": "\(tenant.limits.criticalReservePerHour)",
+                ])
+        }
+        return granted
+    }
+
+    /// Takes a request without critical alerts from the tenant's bucket and daily quota, all or none.
+    private func admitWhole(
         _ pushes: [ResolvedPush],
         tenant: Tenant,
         at date: Date,
         logger requestLogger: Logger
     ) async throws(RequestRefusal) -> TenantRateLimiter.Status {
-        let decision: TenantRateLimiter.Decision
-        do {
-            decision = try await limiters.admitShared(
-                tenantID: tenant.id, limits: tenant.limits, count: pushes.count, now: date)
-        } catch {
-            requestLogger.error("The shared rate limit could not be leased", metadata: ["error": "\(error)"])
-            throw .storeUnavailable
-        }
+        let decision = try await takeFromBucket(pushes.count, tenant: tenant, at: date)
         switch decision {
         case .admitted(let admitted):
             return admitted
@@ -224,7 +337,7 @@ package final class Relay: Sendable {
             var usage = StoreBatch()
             for push in pushes {
                 usage.count(
-                    UsageCounts(rateLimited: 1, notAdmitted: 1),
+                    UsageCounts(rateLimited: 1, notAdmitted: 1, critical: push.isCritical ? 1 : 0),
                     for: UsageKey(
                         tenantID: tenant.id, date: date, provider: push.provider,
                         app: push.message.app ?? tenant.defaultApp)

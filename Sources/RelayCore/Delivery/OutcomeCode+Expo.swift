@@ -10,6 +10,12 @@ extension OutcomeCode {
             "DeviceNotRegistered"
         case .messageTooBig, .messageRateExceeded:
             rawValue
+        case .tenantRateLimited:
+            // Expo's word for being sent too much.
+            "MessageRateExceeded"
+        case .criticalReserveExhausted:
+            // The relay's own: a OneUptime install records it with the page, where "DeveloperError" would mislead.
+            rawValue
         case .providerConfigurationError:
             message.map(Self.namesSenderMismatch) == true ? "MismatchSenderId" : "InvalidCredentials"
         case .providerNotConfigured:

@@ -25,13 +25,17 @@ package enum OutcomeCode: Sendable, Hashable {
     case providerNotConfigured
     /// The tenant may not send for the app the message names.
     case appNotAllowed
+    /// The tenant's rate or quota refused this notification of a request whose critical alerts went out.
+    case tenantRateLimited
+    /// A critical alert beyond the tenant's limits, with its critical reserve for the hour spent.
+    case criticalReserveExhausted
     case unrecognized(String)
 
     /// Every code this build writes.
     package static let known: [OutcomeCode] = [
         .deviceNotRegistered, .invalidToken, .messageTooBig, .invalidArgument, .messageRateExceeded,
         .providerConfigurationError, .providerUnavailable, .criticalAlertsNotAllowed, .providerNotConfigured,
-        .appNotAllowed,
+        .appNotAllowed, .tenantRateLimited, .criticalReserveExhausted,
     ]
 
     /// Reads a code as tickets, receipts and the store spell it.
@@ -52,6 +56,8 @@ package enum OutcomeCode: Sendable, Hashable {
         case .criticalAlertsNotAllowed: "CriticalAlertsNotAllowed"
         case .providerNotConfigured: "ProviderNotConfigured"
         case .appNotAllowed: "AppNotAllowed"
+        case .tenantRateLimited: "TenantRateLimited"
+        case .criticalReserveExhausted: "CriticalReserveExhausted"
         case .unrecognized(let text): text
         }
     }
@@ -63,7 +69,7 @@ package enum OutcomeCode: Sendable, Hashable {
     package var usageColumn: UsageColumn {
         switch self {
         case .deviceNotRegistered, .invalidToken: .tokenInvalid
-        case .messageRateExceeded: .rateLimited
+        case .messageRateExceeded, .tenantRateLimited, .criticalReserveExhausted: .rateLimited
         case .providerUnavailable: .failed
         case .messageTooBig, .invalidArgument, .providerConfigurationError, .criticalAlertsNotAllowed,
             .providerNotConfigured, .appNotAllowed, .unrecognized:
@@ -84,7 +90,8 @@ package enum UsageColumn: String, Sendable, CaseIterable {
     case tokenInvalid
     /// Refused for the message itself, by the relay's policy or by the provider.
     case rejected
-    /// Refused by the tenant's rate limits (whole requests answered 429) and MessageRateExceeded.
+    /// Refused by the tenant's rate limits (whole requests answered 429), MessageRateExceeded, TenantRateLimited
+    /// and CriticalReserveExhausted.
     case rateLimited
     /// Not delivered for the relay's or the provider's trouble: ProviderUnavailable.
     case failed

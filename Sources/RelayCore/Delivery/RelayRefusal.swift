@@ -10,6 +10,12 @@ package enum RelayRefusal: String, Sendable, CaseIterable {
     case appNotAllowed = "AppNotAllowed"
     /// The relay began shutting down after admitting the notification and before sending it.
     case shuttingDown = "ShuttingDown"
+    /// The tenant's rate or daily quota had no room for this notification, in a request whose critical alerts were
+    /// sent: rather than the whole request refused (429), the others are refused one by one.
+    case tenantRateLimited = "TenantRateLimited"
+    /// A critical alert beyond the tenant's rate, quota or per-device limit, with the tenant's critical reserve for
+    /// this hour spent.
+    case criticalReserveExhausted = "CriticalReserveExhausted"
 
     /// The ticket's error code.
     package var code: OutcomeCode {
@@ -19,6 +25,8 @@ package enum RelayRefusal: String, Sendable, CaseIterable {
         case .messageRateExceeded: .messageRateExceeded
         case .appNotAllowed: .appNotAllowed
         case .shuttingDown: .providerUnavailable
+        case .tenantRateLimited: .tenantRateLimited
+        case .criticalReserveExhausted: .criticalReserveExhausted
         }
     }
 
@@ -33,6 +41,11 @@ package enum RelayRefusal: String, Sendable, CaseIterable {
             "This tenant may not send for this app; nothing was sent. Ask the relay's operator to allow it."
         case .messageRateExceeded: "Too many notifications to this device token in the last minute; nothing was sent."
         case .shuttingDown: "The relay was shutting down; nothing was sent. Try again."
+        case .tenantRateLimited:
+            "The tenant's rate or daily quota has no room for this notification; nothing was sent. Try again later."
+        case .criticalReserveExhausted:
+            "The tenant's critical alerts beyond its limits are used up for this hour; nothing was sent. Ask the "
+                + "relay's operator to raise the critical reserve."
         }
     }
 }

@@ -66,6 +66,9 @@ package struct TenantRateLimiter: Sendable {
     /// Hashes come from Swift's `Hasher`, seeded per process, so nobody can choose tokens that collide; two devices
     /// of one tenant share a bucket with probability about n²/2⁶⁵ (3·10⁻⁸ for a million devices in a minute).
     private var devices: [Int: Double] = [:]
+    /// The same for critical alerts, which have a per-device limit of their own
+    /// (``admitCriticalDevice(_:now:perMinute:)``).
+    private var criticalDevices: [Int: Double] = [:]
     private var nextSweep: Double = 0
 
     package init(limits: RateLimits) {
@@ -84,6 +87,12 @@ package struct TenantRateLimiter: Sendable {
         package var remaining: Int
         /// Seconds until the bucket is full again.
         package var reset: Int
+
+        package init(limit: Int, remaining: Int, reset: Int) {
+            self.limit = limit
+            self.remaining = remaining
+            self.reset = reset
+        }
     }
 
     package enum Decision: Sendable, Equatable {
@@ -148,13 +157,47 @@ package struct TenantRateLimiter: Sendable {
         return true
     }
 
+    /// Counts `count` critical alerts admitted beyond the bucket in the day's quota: they are sent whatever is left of
+    /// it, and may take it below zero for the day, so that later ordinary notifications wait for the next day.
+    package mutating func countCritical(_ count: Int, now: Double) {
+        let today = Self.day(of: now)
+        if today != day {
+            day = today
+            usedToday = 0
+        }
+        usedToday += count
+    }
+
+    /// Whether one more critical alert to `device` fits the relay's per-device limit of critical alerts
+    /// (`perMinute`, `[limits] critical_per_device_per_minute`), which stands in for the tenant's per-device limit on
+    /// them: a page gets through a device that ordinary pushes have used up, and a loop of pages is still braked.
+    package mutating func admitCriticalDevice(_ device: String, now: Double, perMinute: Int) -> Bool {
+        sweep(now: now)
+        let key = device.hashValue
+        var arrival = criticalDevices[key] ?? 0
+        let bucket = GCRA(rate: Double(perMinute) / 60, burst: perMinute)
+        guard case .allowed = bucket.take(1, now: now, arrival: &arrival) else { return false }
+        criticalDevices[key] = arrival
+        return true
+    }
+
     /// Device buckets being tracked (full ones are dropped), for tests and metrics.
     package var trackedDevices: Int { devices.count }
 
-    private func status(now: Double) -> Status {
-        Status(
+    /// What is left of the bucket and of the day's quota at `now` (the quota's part may be below zero: critical alerts
+    /// sent beyond it), without taking anything.
+    package func left(now: Double) -> (bucket: Int, dailyQuota: Int) {
+        let used = day == Self.day(of: now) ? usedToday : 0
+        return (bucket.remaining(now: now), limits.dailyQuota - used)
+    }
+
+    /// What is left at `now` without taking anything: for the answer of a request that took nothing from the bucket
+    /// (critical alerts only) and for `GET /v1/whoami`.
+    package func status(now: Double) -> Status {
+        let used = day == Self.day(of: now) ? usedToday : 0
+        return Status(
             limit: limits.burst,
-            remaining: min(bucket.remaining(now: now), max(0, limits.dailyQuota - usedToday)),
+            remaining: min(bucket.remaining(now: now), max(0, limits.dailyQuota - used)),
             reset: Int(bucket.secondsUntilFull(now: now).rounded(.up))
         )
     }
@@ -164,5 +207,6 @@ package struct TenantRateLimiter: Sendable {
         guard now >= nextSweep else { return }
         nextSweep = now + 60
         devices = devices.filter { !GCRA.isIdle(arrival: $0.value, now: now) }
+        criticalDevices = criticalDevices.filter { !GCRA.isIdle(arrival: $0.value, now: now) }
     }
 }

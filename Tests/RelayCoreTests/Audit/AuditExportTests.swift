@@ -148,7 +148,7 @@ import Testing
             (#"{"record":{"chain":"c","seq":1,"time":0,"event":"push"}}"#, "record.link", "missing"),
             (
                 #"{"record":{"chain":"c","seq":1,"time":0,"event":"pull","link":""}}"#, "record.event",
-                #"unknown event "pull" (push, refused, admin, retention)"#
+                #"unknown event "pull" (push, refused, admin, retention, dryRun)"#
             ),
             (
                 #"{"record":{"chain":"c","seq":1,"time":0,"event":"push","link":"abcd"}}"#, "record.link",
