@@ -164,20 +164,25 @@ struct AnonymousCallerTests {
         let failures = AuthenticationFailures()
         for _ in 0..<AuthenticationFailures.burst {
             #expect(failures.retryAfter(client: "a", now: 100) == nil)
-            failures.failed(client: "a", now: 100)
+            #expect(failures.failed(client: "a", now: 100) == nil)
         }
         #expect(failures.retryAfter(client: "a", now: 100) == 6)
         #expect(failures.retryAfter(client: "b", now: 100) == nil)
         #expect(failures.retryAfter(client: nil, now: 100) == nil)
+        // Failures beyond the burst are refused, not counted: however many, 6 s later one more is allowed, not two.
+        for _ in 0..<1_000 { #expect(failures.failed(client: "a", now: 100) == 6) }
         #expect(failures.retryAfter(client: "a", now: 106) == nil)
+        #expect(failures.failed(client: "a", now: 106) == nil)
+        #expect(failures.failed(client: "a", now: 106) == 6)
+        #expect(failures.failed(client: nil, now: 106) == nil)
     }
 
     @Test func theTableOfAddressesIsBounded() {
         let failures = AuthenticationFailures()
-        for index in 0..<100_000 { failures.failed(client: "client-\(index)", now: 100) }
+        for index in 0..<100_000 { #expect(failures.failed(client: "client-\(index)", now: 100) == nil) }
         #expect(failures.count == AuthenticationFailures.maximumClients)
         // Once their buckets are full again, old addresses make room for new ones.
-        failures.failed(client: "late", now: 100 + 7)
+        #expect(failures.failed(client: "late", now: 100 + 7) == nil)
         #expect(failures.count == 1)
     }
 }
