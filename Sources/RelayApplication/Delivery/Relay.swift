@@ -72,7 +72,8 @@ package final class Relay: Sendable {
     package let store: any PushStore
     package let settings: RelaySettings
     package let authenticator: Authenticator
-    /// Failed authentications by client address: too many, and the address gets 429 before its key is checked.
+    /// Failed authentications by client address: too many, and the address's requests without a valid key get 429
+    /// (a valid key is served whatever its address did).
     package let authenticationFailures = AuthenticationFailures()
     /// Refusals without a valid key, tallied by address and minute for the audit log.
     package let anonymousRefusals = AnonymousRefusals()
