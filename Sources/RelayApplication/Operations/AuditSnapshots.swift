@@ -13,13 +13,7 @@ extension Tenant {
         var fields: [String: JSONValue] = [
             "id": .string(id),
             "name": .string(name),
-            "limits": .object([
-                "ratePerSecond": .double(limits.ratePerSecond),
-                "burst": .int(Int64(limits.burst)),
-                "dailyQuota": .int(Int64(limits.dailyQuota)),
-                "perDevicePerMinute": .int(Int64(limits.perDevicePerMinute)),
-                "criticalReservePerHour": .int(Int64(limits.criticalReservePerHour)),
-            ]),
+            "limits": limits.json,
             "allowCriticalAlerts": .bool(allowCriticalAlerts),
             "disabled": .bool(disabled),
             "createdAt": auditTime(createdAt),

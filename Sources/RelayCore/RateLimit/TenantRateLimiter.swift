@@ -210,3 +210,16 @@ package struct TenantRateLimiter: Sendable {
         criticalDevices = criticalDevices.filter { !GCRA.isIdle(arrival: $0.value, now: now) }
     }
 }
+
+extension RateLimits {
+    /// The limits as JSON, by their Swift names: in a tenant's audit snapshot and in `GET /v1/whoami`.
+    package var json: JSONValue {
+        .object([
+            "ratePerSecond": .double(ratePerSecond),
+            "burst": .int(Int64(burst)),
+            "dailyQuota": .int(Int64(dailyQuota)),
+            "perDevicePerMinute": .int(Int64(perDevicePerMinute)),
+            "criticalReservePerHour": .int(Int64(criticalReservePerHour)),
+        ])
+    }
+}

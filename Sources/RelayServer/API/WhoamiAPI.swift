@@ -50,13 +50,7 @@ extension TenantSelfDescription {
                 "reserveLeftThisHour": .int(Int64(criticalAlerts.reserveLeftThisHour)),
                 "perDevicePerMinute": .int(Int64(criticalAlerts.perDevicePerMinute)),
             ]),
-            "limits": .object([
-                "ratePerSecond": .double(limits.ratePerSecond),
-                "burst": .int(Int64(limits.burst)),
-                "dailyQuota": .int(Int64(limits.dailyQuota)),
-                "perDevicePerMinute": .int(Int64(limits.perDevicePerMinute)),
-                "criticalReservePerHour": .int(Int64(limits.criticalReservePerHour)),
-            ]),
+            "limits": limits.json,
             "left": .object([
                 "bucket": .int(Int64(left.bucket)),
                 "dailyQuota": .int(Int64(left.dailyQuota)),

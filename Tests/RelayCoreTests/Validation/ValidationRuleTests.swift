@@ -192,12 +192,12 @@ let ruleCases: [RuleCase] = [
 ]
 
 @Suite struct ValidationRuleTests {
-    @Test(arguments: ruleCases)
+    @Test(arguments: ruleCases + payloadFieldRuleCases)
     func passingCasePasses(_ rule: RuleCase) throws {
         #expect(try issues(ofMessage: rule.passing) == [])
     }
 
-    @Test(arguments: ruleCases)
+    @Test(arguments: ruleCases + payloadFieldRuleCases)
     func failingCaseNamesThePath(_ rule: RuleCase) throws {
         let found = try issues(ofMessage: rule.failing)
         #expect(found.map(\.path) == [rule.path], "issues: \(found)")
