@@ -217,7 +217,7 @@ package struct RelayAssembly: Sendable {
         )
     }
 
-    /// How the relay treats requests: `[receipts]`, `[server] trusted_proxies` and `[limits]`.
+    /// How the relay treats requests: `[receipts]`, `[server] trusted_proxies` and `readiness_timeout_ms`, `[limits]`.
     package static func settings(_ configuration: RelayConfiguration) -> RelaySettings {
         RelaySettings(
             waitDeadline: .milliseconds(configuration.receipts.requestDeadlineMs),
@@ -225,7 +225,8 @@ package struct RelayAssembly: Sendable {
             trustedProxies: TrustedProxies(configuration.server.trustedProxies),
             tenantDefaults: configuration.limits,
             criticalPerDevicePerMinute: configuration.criticalPerDevicePerMinute,
-            apps: Set(configuration.appNames)
+            apps: Set(configuration.appNames),
+            readinessTimeout: .milliseconds(configuration.server.readinessTimeoutMs)
         )
     }
 

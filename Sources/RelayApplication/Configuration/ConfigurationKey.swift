@@ -77,6 +77,7 @@ package struct ConfigurationKey: Hashable, Sendable {
         "server", "body_min_bytes_per_second", .integer)
     package static let serverIdleTimeoutMs = ConfigurationKey("server", "idle_timeout_ms", .integer)
     package static let serverMaxConnections = ConfigurationKey("server", "max_connections", .integer)
+    package static let serverReadinessTimeoutMs = ConfigurationKey("server", "readiness_timeout_ms", .integer)
     package static let storeURL = ConfigurationKey("store", "url", .string)
     package static let storeJournalKeyFile = ConfigurationKey("store", "journal_key_file", .string)
     package static let upstreamTransport = ConfigurationKey("upstream", "transport", .string)
@@ -138,6 +139,7 @@ package struct ConfigurationKey: Hashable, Sendable {
         serverBodyMinBytesPerSecond,
         serverIdleTimeoutMs,
         serverMaxConnections,
+        serverReadinessTimeoutMs,
         storeURL,
         storeJournalKeyFile,
         upstreamTransport,

@@ -109,6 +109,8 @@ extension ConfigurationReader {
             integer(ConfigurationKey.serverBodyMinBytesPerSecond, minimum: 0) ?? server.bodyMinBytesPerSecond
         server.idleTimeoutMs = integer(ConfigurationKey.serverIdleTimeoutMs, minimum: 100) ?? server.idleTimeoutMs
         server.maxConnections = integer(ConfigurationKey.serverMaxConnections, minimum: 1) ?? server.maxConnections
+        server.readinessTimeoutMs =
+            integer(ConfigurationKey.serverReadinessTimeoutMs, minimum: 100) ?? server.readinessTimeoutMs
         return server
     }
 

@@ -31,6 +31,9 @@ extension RelayConfiguration {
         package var idleTimeoutMs: Int
         /// `max_connections`: connections open at once; beyond it the listener accepts no more until one closes.
         package var maxConnections: Int
+        /// `readiness_timeout_ms`: how long `/readyz` waits for the store's probe; a store that has not answered by
+        /// then makes it 503.
+        package var readinessTimeoutMs: Int
 
         /// The smallest ``maxPendingNotifications``: one request's worth (``PushMessage/maxTokens``).
         static let minimumPendingNotifications = 100
@@ -46,7 +49,8 @@ extension RelayConfiguration {
             bodyTimeoutMs: Int = 30_000,
             bodyMinBytesPerSecond: Int = 1_024,
             idleTimeoutMs: Int = 60_000,
-            maxConnections: Int = 4_096
+            maxConnections: Int = 4_096,
+            readinessTimeoutMs: Int = 1_000
         ) {
             self.listen = listen
             self.tlsCertFile = tlsCertFile
@@ -59,6 +63,7 @@ extension RelayConfiguration {
             self.bodyMinBytesPerSecond = bodyMinBytesPerSecond
             self.idleTimeoutMs = idleTimeoutMs
             self.maxConnections = maxConnections
+            self.readinessTimeoutMs = readinessTimeoutMs
         }
 
         /// Whether the API is served over HTTPS.

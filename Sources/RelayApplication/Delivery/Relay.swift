@@ -24,6 +24,8 @@ package struct RelaySettings: Sendable {
     /// The relay's apps, `default` and each `[apps.<name>]`, with credentials or not: the names a message and a
     /// tenant may use.
     package var apps: Set<String>
+    /// How long `/readyz` waits for the store's probe before answering 503 (`[server] readiness_timeout_ms`).
+    package var readinessTimeout: Duration
 
     package init(
         waitDeadline: Duration = .seconds(10),
@@ -32,8 +34,10 @@ package struct RelaySettings: Sendable {
         trustedProxies: TrustedProxies = TrustedProxies([]),
         tenantDefaults: RateLimits = RateLimits(),
         criticalPerDevicePerMinute: Int = 10,
-        apps: Set<String> = [AppName.default]
+        apps: Set<String> = [AppName.default],
+        readinessTimeout: Duration = .seconds(1)
     ) {
+        self.readinessTimeout = readinessTimeout
         self.tenantDefaults = tenantDefaults
         self.criticalPerDevicePerMinute = criticalPerDevicePerMinute
         self.apps = apps
