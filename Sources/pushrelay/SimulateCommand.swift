@@ -21,7 +21,10 @@ struct SimulateCommand: AsyncParsableCommand {
             GET /simulator/last-payload/<token> on either simulator answers the last payload it accepted for a \
             device token (APNs: the body and the apns-push-type, apns-priority and apns-topic headers; FCM: the \
             message; Expo: the message; percent-encode an Expo token's brackets) as {"provider", "headers", "body"}, \
-            with "ignoredByDevice" when a device would drop the push (a Live Activity push without its timestamp…).
+            with "ignoredByDevice" when a device would drop the push (a Live Activity push without its timestamp…). \
+            --record FILE appends one JSON line per notification either simulator answers, as it answers: \
+            {"time", "provider", "token", "id", "status", "reason", "ignoredByDevice"}, where "token" is the first 16 \
+            bytes of the device token's SHA-256 in hex (an APNs token lowercased first), never the token itself.
             """
     )
 
@@ -33,6 +36,11 @@ struct SimulateCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Directory for the CA, the demo keys and the configuration fragment.", valueName: "dir"))
     var out: String = "./simulator"
+
+    @Option(
+        help: ArgumentHelp(
+            "Append one JSON line per notification answered to this file (created when missing).", valueName: "file"))
+    var record: String?
 
     func validate() throws {
         _ = try Self.hostAndPort(self.listen)
@@ -47,6 +55,9 @@ struct SimulateCommand: AsyncParsableCommand {
         let credentials = try SimulatorCredentials()
         let betaCredentials = try SimulatorCredentials.beta()
         let betaDirectory = directory.appendingPathComponent("beta", isDirectory: true)
+        // One recorder for both simulators: their lines go to the one file, each request's in one write.
+        let recorder = try self.record.map { try SimulatorRecorder(path: $0) }
+        defer { recorder?.close() }
         func configuration(
             _ credentials: SimulatorCredentials, port: Int, directory: URL
         ) -> ProviderSimulator.Configuration {
@@ -57,6 +68,7 @@ struct SimulateCommand: AsyncParsableCommand {
             configuration.latency = .milliseconds(self.latencyMilliseconds)
             // A long-running demo must not keep every request it ever saw.
             configuration.recordsRequests = false
+            configuration.recorder = recorder
             return configuration
         }
 
@@ -101,6 +113,9 @@ struct SimulateCommand: AsyncParsableCommand {
             for path in written {
                 output("  wrote \(path)")
             }
+            if let recorder {
+                output("Recording every notification answered to \(recorder.path), one JSON line each")
+            }
             output(
                 "Last payload sent to a device token: curl --cacert \(directory.appendingPathComponent("ca.pem").path) "
                     + "\(simulator.baseURL)/simulator/last-payload/<token>")
@@ -117,6 +132,9 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         try await simulator.shutdown()
         try await betaSimulator.shutdown()
+        if let recorder, recorder.failedWrites > 0 {
+            output("Could not write the lines of \(recorder.failedWrites) requests to \(recorder.path).")
+        }
     }
 
     /// Writes the CA copy (both simulators' CAs), the keys and the configuration fragment; returns their paths.

@@ -26,6 +26,9 @@ extension ProviderSimulator {
         /// For how many device tokens ``ProviderSimulator/lastPayload(for:)`` keeps the last payload (recording on or
         /// off); past that, the token sent to least recently is forgotten.
         package var lastPayloadLimit: Int = 10_000
+        /// When set, every notification answered is appended to its file as one JSON line (``SimulatorRecorder``),
+        /// whether or not ``recordsRequests`` is on.
+        package var recorder: SimulatorRecorder? = nil
 
         package init(
             server: HTTP2TestServer.Configuration = .init(),
@@ -37,7 +40,8 @@ extension ProviderSimulator {
             errorRate: Double = 0,
             slowLatency: Duration = .seconds(2),
             recordsRequests: Bool = true,
-            lastPayloadLimit: Int = 10_000
+            lastPayloadLimit: Int = 10_000,
+            recorder: SimulatorRecorder? = nil
         ) {
             self.server = server
             self.apns = apns
@@ -49,6 +53,7 @@ extension ProviderSimulator {
             self.slowLatency = slowLatency
             self.recordsRequests = recordsRequests
             self.lastPayloadLimit = lastPayloadLimit
+            self.recorder = recorder
         }
 
         /// What the APNs endpoint accepts.

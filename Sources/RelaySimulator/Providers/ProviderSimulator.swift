@@ -26,7 +26,9 @@ internal import Synchronization
 /// stalls or cut connections on and off (``FaultInjection``). ``received()`` lists every request with its answer;
 /// ``ignoredByDevice()`` the pushes APNs accepts but a device would drop (a Live Activity push without its
 /// `timestamp`…), which a relay must never send; ``lastPayload(for:)`` the last payload each device token was sent,
-/// also when recording is off (for the demo, `GET /simulator/last-payload/<token>` on the same server answers it).
+/// also when recording is off (for the demo, `GET /simulator/last-payload/<token>` on the same server answers it);
+/// ``Configuration/recorder`` writes a line per notification answered into a file as it goes (``SimulatorRecorder``),
+/// also when recording is off.
 ///
 /// ```swift
 /// let credentials = try SimulatorCredentials()
@@ -175,6 +177,8 @@ extension ProviderSimulator {
                 return self.answer(request, .apns, slow: slow, ignoredByDevice: inspection.ignoredByDevice) { state in
                     state.apnsRequestArrived(
                         inspection, connectionID: request.connectionID, transientError: transientError, now: now)
+                } lines: { response, ignored in
+                    SimulatorRecorder.Line.apns(inspection, response: response, ignoredByDevice: ignored, time: now)
                 }
             case .fcmSend(let projectID):
                 let fault = self.faults.next()
@@ -185,6 +189,8 @@ extension ProviderSimulator {
                     state.fcmSendArrived(
                         inspection, projectID: self.configuration.fcm.projectID, transientError: transientError,
                         now: now)
+                } lines: { response, _ in
+                    SimulatorRecorder.Line.fcm(inspection, response: response, time: now)
                 }
             case .fcmToken:
                 let tokenURI = self.tokenURI.withLock { $0 }
@@ -200,6 +206,8 @@ extension ProviderSimulator {
                 let slow = inspection.recipients.contains { isSlow($0.token ?? "") }
                 return self.answer(request, .expoSend, slow: slow) { state in
                     state.expoSendArrived(inspection, transientError: transientError)
+                } lines: { response, _ in
+                    SimulatorRecorder.Line.expo(inspection, response: response, time: now)
                 }
             case .expoReceipts:
                 let inspection = self.expo.inspectReceipts(request)
@@ -215,13 +223,15 @@ extension ProviderSimulator {
         }
 
         /// Decides under the lock and records the request with its answer; `ignoredByDevice` counts only when the
-        /// answer is 200.
+        /// answer is 200. With a ``Configuration/recorder``, then writes the notifications' `lines` (given the answer
+        /// and `ignoredByDevice` as recorded), outside the lock.
         private func answer(
             _ request: HTTP2TestRequest,
             _ provider: SimulatedProvider,
             slow: Bool,
             ignoredByDevice: String? = nil,
-            decide: (inout State) -> HTTP2TestResponse
+            decide: (inout State) -> HTTP2TestResponse,
+            lines: (HTTP2TestResponse, _ ignoredByDevice: String?) -> [SimulatorRecorder.Line] = { _, _ in [] }
         ) -> HTTP2TestAction {
             let response = self.state.withLock { state in
                 let response = decide(&state)
@@ -233,6 +243,9 @@ extension ProviderSimulator {
                         recordsRequests: self.configuration.recordsRequests)
                 }
                 return response
+            }
+            if let recorder = self.configuration.recorder {
+                recorder.write(lines(response, response.status == 200 ? ignoredByDevice : nil))
             }
             return .respond(response, delay: self.delay(slow: slow))
         }
