@@ -184,7 +184,10 @@ struct CriticalHeadroomPostgresTests {
                 ratePerSecond: 100, burst: 2, dailyQuota: 0, perDevicePerMinute: 30, criticalReservePerHour: 3)
             let (_, key) = try await TestRelay.addTenant(
                 to: stores[0], name: "acme", limits: limits, allowCriticalAlerts: true)
-            let relays = stores.map { QuotaRelay(store: $0, clock: clock, shared: true) }
+            // Each relay writes its own audit chain (the refusals are committed before they are answered).
+            let relays = stores.indices.map {
+                QuotaRelay(store: stores[$0], clock: clock, shared: true, chain: "relay-\($0)")
+            }
             try await relays[0].application.test(.router) { (first) async throws in
                 try await relays[1].application.test(.router) { (second) async throws in
                     var outcomes: [String?] = []

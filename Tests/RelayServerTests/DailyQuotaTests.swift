@@ -18,11 +18,15 @@ struct QuotaRelay {
     let sender = ScriptedSender(.apns)
     let relay: Relay
 
-    init(store: any PushStore, clock: ManualClock, shared: Bool = false) {
+    /// - Parameter chain: the relay's audit chain; relays on one database each need their own, as in production.
+    init(store: any PushStore, clock: ManualClock, shared: Bool = false, chain: String? = nil) {
         self.store = store
         relay = Relay(
             store: store,
             senders: [.apns: sender],
+            commits: chain.map {
+                CommitQueue(store: store, settings: AuditLogSettings(chain: $0), clock: .manual(clock))
+            },
             rateLimitLeases: shared ? store as? PostgresStore : nil,
             clock: .manual(clock)
         )
