@@ -132,7 +132,11 @@ package final class MemoryStore: PushStore {
                 state.audit.append(StoredAuditRecord(position: state.nextAuditPosition, record: record))
                 state.nextAuditPosition += 1
             }
-            for checkpoint in batch.checkpoints where !state.checkpoints.contains(checkpoint) {
+            // One per chain, seq and key, as the SQL stores keep them (a head signed again is kept once).
+            for checkpoint in batch.checkpoints
+            where !state.checkpoints.contains(where: {
+                ($0.chain, $0.seq, $0.keyID) == (checkpoint.chain, checkpoint.seq, checkpoint.keyID)
+            }) {
                 state.checkpoints.append(checkpoint)
             }
             for entry in batch.journal {

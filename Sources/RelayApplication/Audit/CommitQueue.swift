@@ -48,6 +48,8 @@ package struct AuditLogSettings: Sendable {
 /// - The head is signed within the checkpoint interval of its last record even when nothing follows: while a record
 ///   is unsigned, the writer waits for submissions only until the interval ends, then signs the head on its own (an
 ///   idle relay would otherwise leave a burst's last records unsigned until the next traffic).
+/// - At start it signs the head it resumes from (``signAtStart(_:)``): a relay that died without its closing
+///   checkpoint leaves no unsigned tail once the next one starts.
 /// - On graceful shutdown it stops taking writes only after the services listed after it (the delivery queue)
 ///   have drained: it is listed before them, so it stops after them, commits what is left, signs a last checkpoint
 ///   and returns.
@@ -150,11 +152,12 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
 
     package func run() async throws {
         let chain = try await resumeChain()
+        let signed = await signAtStart(chain?.head)
         // Cancellation closes the queue as graceful shutdown does (what is queued is still committed), so a service
         // group that is cancelled never waits on it for ever.
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
-                await self.writeUntilClosed(chain: chain)
+                await self.writeUntilClosed(chain: chain, headSigned: signed)
             } onGracefulShutdown: {
                 self.close()
             }
@@ -163,11 +166,12 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The writer loop: one commit per round of submissions, until closed and drained.
-    private func writeUntilClosed(chain start: AuditChain?) async {
+    /// The writer loop: one commit per round of submissions, until closed and drained. An unsigned head
+    /// (`headSigned` false) is signed when the checkpoint interval has passed.
+    private func writeUntilClosed(chain start: AuditChain?, headSigned: Bool) async {
         var chain = start
         var lastCheckpoint = clock.now
-        var checkpointedSeq = chain?.lastSeq ?? 0
+        var checkpointedSeq = headSigned ? chain?.lastSeq ?? 0 : 0
         while true {
             // While the head is unsigned, wake when its signature is due even if nothing is submitted.
             let unsigned = settings.signingKey != nil && (chain?.head.seq ?? 0) > checkpointedSeq
@@ -266,6 +270,24 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     private func resumeChain() async throws -> AuditChain? {
         guard settings.enabled else { return nil }
         return AuditChain(chain: settings.chain, head: try await store.auditHead(chain: settings.chain))
+    }
+
+    /// Signs the head the chain resumes from, before the first commit: a predecessor that stopped without its
+    /// closing checkpoint (a crash, `kill -9`) left its last records unsigned. A head already signed with this key is
+    /// not signed twice: the store keeps one checkpoint per chain, seq and key.
+    ///
+    /// - Returns: Whether the head is signed (or there is nothing to sign); `false` when the checkpoint could not be
+    ///   stored, so that the writer signs the head once the checkpoint interval has passed.
+    private func signAtStart(_ head: AuditAnchor?) async -> Bool {
+        guard let head, head.seq > 0, let checkpoint = checkpoint(of: head) else { return true }
+        do {
+            try await store.commit(StoreBatch(checkpoints: [checkpoint]))
+            checkpointObserver?(checkpoint)
+            return true
+        } catch {
+            logger.error("The chain's head could not be signed at start", metadata: ["error": "\(error)"])
+            return false
+        }
     }
 
     private func checkpoint(of head: AuditAnchor) -> AuditCheckpoint? {
