@@ -11,4 +11,8 @@ package protocol RateLimitLeaseStore: Sendable {
     ///
     /// - Returns: What was granted (0, or between the request's minimum and maximum) and the bucket's state after.
     func leaseRateLimit(tenantID: String, _ request: RateLimitLeaseRequest) async throws -> RateLimitLeaseGrant
+    /// Adds `count` critical alerts sent beyond the tenant's shared bucket to its count of UTC day `day`
+    /// (``SharedRateLimitBucket/countBeyondLimits(_:day:)``), so that the relays' day's quota counts them as it counts
+    /// what they leased.
+    func countBeyondLimits(tenantID: String, day: Int64, count: Int) async throws
 }

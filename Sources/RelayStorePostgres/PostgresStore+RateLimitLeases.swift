@@ -61,4 +61,20 @@ extension PostgresStore: RateLimitLeaseStore {
             usedToday: usedToday
         )
     }
+
+    /// ``SharedRateLimitBucket/countBeyondLimits(_:day:)`` in one upsert; a tenant without a row gets one with a full
+    /// bucket (theoretical arrival 0) and the day's count.
+    package func countBeyondLimits(tenantID: String, day: Int64, count: Int) async throws {
+        guard count > 0 else { return }
+        try await execute(
+            """
+            INSERT INTO rate_limit_buckets AS b (tenant_id, theoretical_arrival, day, used_today, last_grant)
+            VALUES (\(tenantID), 0, \(day), \(count), 0)
+            ON CONFLICT (tenant_id) DO UPDATE SET
+                used_today = CASE WHEN b.day = \(day) THEN b.used_today + \(count)
+                    WHEN b.day < \(day) THEN \(count) ELSE b.used_today END,
+                day = GREATEST(b.day, \(day))
+            """
+        )
+    }
 }

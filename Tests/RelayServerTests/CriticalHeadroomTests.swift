@@ -203,3 +203,46 @@ struct CriticalHeadroomPostgresTests {
         }
     }
 }
+
+/// Critical alerts sent beyond the bucket count in the day's quota of relays that share their limits: the shared
+/// bucket's day count has them, so another relay's ordinary pushes wait for the next day.
+@Suite(.timeLimit(.minutes(1)))
+struct CriticalsInTheSharedQuotaTests {
+    static let limits = RateLimits(ratePerSecond: 100, burst: 10, dailyQuota: 5, perDevicePerMinute: 30)
+
+    static func check(_ stores: [any RateLimitLeaseStore]) async throws {
+        let noon = CriticalHeadroomTests.noon
+        let first = RateLimiterRegistry(leases: stores[0])
+        let second = RateLimiterRegistry(leases: stores[stores.count - 1])
+        try await first.countCritical(tenantID: "tenant-a", limits: limits, count: 5, now: noon)
+        let refused = try await second.admitShared(tenantID: "tenant-a", limits: limits, count: 1, now: noon)
+        guard case .refused(_, let quotaExhausted, _) = refused else {
+            Issue.record("admitted beyond a quota the criticals used up: \(refused)")
+            return
+        }
+        #expect(quotaExhausted)
+        // Another tenant, and the next day, are their own.
+        let other = try await second.admitShared(tenantID: "tenant-b", limits: limits, count: 1, now: noon)
+        #expect(other.isAdmitted)
+        let tomorrow = try await second.admitShared(
+            tenantID: "tenant-a", limits: limits, count: 1, now: noon.addingTimeInterval(86_400))
+        #expect(tomorrow.isAdmitted)
+    }
+
+    @Test func inTheModel() async throws {
+        try await Self.check([MemoryLeaseStore()])
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["RELAY_TEST_POSTGRES_URL"]?.isEmpty == false))
+    func onPostgreSQL() async throws {
+        try await DailyQuotaPostgresTests().withStores(2) { stores in
+            try await Self.check(stores)
+        }
+    }
+}
+
+extension TenantRateLimiter.Decision {
+    fileprivate var isAdmitted: Bool {
+        if case .admitted = self { true } else { false }
+    }
+}

@@ -31,6 +31,13 @@ final class MemoryLeaseStore: RateLimitLeaseStore {
             return state.buckets[tenantID, default: SharedRateLimitBucket()].lease(request)
         }
     }
+
+    func countBeyondLimits(tenantID: String, day: Int64, count: Int) async throws {
+        try state.withLock { state in
+            if state.failing { throw Unavailable() }
+            state.buckets[tenantID, default: SharedRateLimitBucket()].countBeyondLimits(count, day: day)
+        }
+    }
 }
 
 @Suite struct SharedRateLimitTests {

@@ -150,17 +150,19 @@ package final class RateLimiterRegistry: Sendable {
         }
     }
 
-    /// Counts critical alerts sent beyond the tenant's bucket in its day's quota (``TenantRateLimiter/countCritical``).
+    /// Counts critical alerts sent beyond the tenant's bucket in its day's quota (``TenantRateLimiter/countCritical``):
+    /// in memory alone on its store, and, with shared limits (PostgreSQL), in the shared bucket's day count too, which
+    /// the relays' later leases of the day read.
     ///
-    /// Alone on its store, this is the day's count. With shared limits (PostgreSQL) the day's count of the shared
-    /// bucket is what the relays leased, and criticals beyond it are not added there: they count in the tenant's
-    /// usage, and so in the quota of a relay that seeds its day from the store.
-    package func countCritical(tenantID: String, limits: RateLimits, count: Int, now: Date) {
+    /// - Throws: The lease store's error; the count in memory is made all the same.
+    package func countCritical(tenantID: String, limits: RateLimits, count: Int, now: Date) async throws {
+        let seconds = now.timeIntervalSince1970
         limiters.withLock { limiters in
             limiters[tenantID, default: TenantRateLimiter(limits: limits)].update(limits)
-            limiters[tenantID, default: TenantRateLimiter(limits: limits)].countCritical(
-                count, now: now.timeIntervalSince1970)
+            limiters[tenantID, default: TenantRateLimiter(limits: limits)].countCritical(count, now: seconds)
         }
+        guard let leases, count > 0 else { return }
+        try await leases.countBeyondLimits(tenantID: tenantID, day: TenantRateLimiter.day(of: seconds), count: count)
     }
 
     /// Takes one critical alert from a device's allowance of critical alerts (`perMinute` a minute).

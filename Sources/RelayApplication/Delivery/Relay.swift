@@ -309,7 +309,14 @@ package final class Relay: Sendable {
             requestLogger.error(
                 "The critical reserve could not be read; the critical alerts go out", metadata: ["error": "\(error)"])
         }
-        limiters.countCritical(tenantID: tenant.id, limits: tenant.limits, count: granted, now: date)
+        do {
+            try await limiters.countCritical(tenantID: tenant.id, limits: tenant.limits, count: granted, now: date)
+        } catch {
+            // The pages go out; only the shared day's count misses them (usage still has them).
+            requestLogger.error(
+                "Critical alerts sent beyond the limits could not be counted in the shared quota",
+                metadata: ["error": "\(error)"])
+        }
         Counter(label: "relay_critical_beyond_limits_total", dimensions: [("tenant", tenant.id)])
             .increment(by: granted)
         if granted < count {

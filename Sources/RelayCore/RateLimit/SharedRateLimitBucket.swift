@@ -45,6 +45,18 @@ package struct SharedRateLimitBucket: Sendable, Equatable {
 
     /// Takes back what `request` returns (``RateLimitLeaseRequest/returned``), then grants what fits of it and
     /// records it.
+    /// Counts `count` critical alerts sent beyond the bucket in the day count of UTC day `day` (which may go past the
+    /// quota: later leases of that day then grant nothing); a later day already counted here is left as it is. The
+    /// bucket's rate is not touched. ``PostgresStore`` does the same in SQL.
+    package mutating func countBeyondLimits(_ count: Int, day: Int64) {
+        if day == self.day {
+            usedToday += count
+        } else if day > self.day {
+            self.day = day
+            usedToday = count
+        }
+    }
+
     package mutating func lease(_ request: RateLimitLeaseRequest) -> RateLimitLeaseGrant {
         let constants = Constants(request.limits)
         let today = request.day
