@@ -39,11 +39,15 @@ package struct HTTP2Error: Error, Sendable, Hashable, CustomStringConvertible {
     package var curlCode: Int?
     /// A short explanation, never containing credentials or request content.
     package var detail: String
+    /// A ``Kind/timeout`` of a request that was on a stream when its deadline passed: the server may have received
+    /// and acted on it. `false` for a request that timed out queued (never sent) or any other failure.
+    package var requestSent: Bool
 
-    package init(_ kind: Kind, curlCode: Int? = nil, detail: String = "") {
+    package init(_ kind: Kind, curlCode: Int? = nil, detail: String = "", requestSent: Bool = false) {
         self.kind = kind
         self.curlCode = curlCode
         self.detail = detail
+        self.requestSent = requestSent
     }
 
     /// Whether sending the same request again may succeed: the request did not reach the server, or the server

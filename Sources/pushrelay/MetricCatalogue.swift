@@ -60,6 +60,9 @@ enum MetricCatalogue {
             name: "relay_upstream_retries_total", type: "counter", labels: ["provider", "cause"],
             help: "Upstream sends tried again, by provider and cause."),
         Family(
+            name: "relay_upstream_timeouts_total", type: "counter", labels: ["provider"],
+            help: "Upstream requests sent and not answered within [upstream] timeout_ms, per provider."),
+        Family(
             name: "relay_upstream_circuit_state", type: "gauge", labels: ["provider"],
             help: "Each provider's circuit: 0 closed, 1 half-open, 2 open."),
         Family(

@@ -282,6 +282,7 @@ import Testing
             return
         }
         #expect(error.kind == .timeout)
+        #expect(error.requestSent, "a request on a stream may have reached the server")
         #expect(first.dropFirst() == [.startStream(3, 1)], "the freed stream goes to the next request")
         // A stream reset for its deadline is not reported again when nghttp2 closes it.
         #expect(pool.streamEnded(2, .failed(HTTP2Error(.streamReset)), now: t0 + .seconds(1)) == [])

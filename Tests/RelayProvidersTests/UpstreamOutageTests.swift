@@ -106,10 +106,11 @@ struct UpstreamOutageTests {
     }
 
     /// The retries of many pushes at once, in real time: the production shape, with milliseconds for seconds.
-    static func quickRetries() -> RetryLoop {
+    static func quickRetries(maxAttemptsAfterTimeout: Int = RetryLoop.defaultMaxAttemptsAfterTimeout) -> RetryLoop {
         RetryLoop(
             policy: RetryPolicy(baseDelay: .milliseconds(10), maxDelay: .milliseconds(200), window: .seconds(60)),
-            breaker: CircuitBreaker.Settings(openDelay: .milliseconds(20), maxOpenDelay: .milliseconds(200))
+            breaker: CircuitBreaker.Settings(openDelay: .milliseconds(20), maxOpenDelay: .milliseconds(200)),
+            maxAttemptsAfterTimeout: maxAttemptsAfterTimeout
         )
     }
 
@@ -135,9 +136,11 @@ struct UpstreamOutageTests {
         FaultInjection(.stall, share: 0.1),
     ])
     func resetsCutConnectionsAndStallsEndWithEveryPushDelivered(_ injection: FaultInjection) async throws {
-        // A stalled request ends at the pool's deadline, here a real 500 ms.
+        // A stalled request ends at the pool's deadline, here a real 500 ms. A push may meet more than one stall: it
+        // may go again after each here (a stalled request is never delivered).
         let harness = try await Harness(
-            requestTimeout: .milliseconds(500), retries: Self.quickRetries(), environment: .live)
+            requestTimeout: .milliseconds(500), retries: Self.quickRetries(maxAttemptsAfterTimeout: 10),
+            environment: .live)
         harness.simulator.injectFaults(injection)
         let all = try (0..<100).flatMap { try pushes(tokens: [token(.fcm, $0)], provider: .fcm) }
         let reports = await harness.fcm.send(all)
@@ -150,16 +153,53 @@ struct UpstreamOutageTests {
     }
 
     @Test func anUpstreamThatStallsEverythingEndsThePushWithAFinalErrorOnlyAtItsDeadline() async throws {
+        // Stalled requests may have been delivered: without a bound on retries after a timeout, the push goes on
+        // until its deadline.
         let window = Duration.seconds(5)
         let harness = try await Harness(
-            requestTimeout: .milliseconds(300), retries: RetryLoop(policy: RetryPolicy(window: window)))
+            requestTimeout: .milliseconds(300),
+            retries: RetryLoop(policy: RetryPolicy(window: window), maxAttemptsAfterTimeout: 10))
         harness.simulator.injectFaults(.outage(.stall))
         let report = await harness.apns.send(try pushes(tokens: [token(.apns)], provider: .apns)[0])
-        #expect(report.outcome == .unavailable(reason: "transport: timeout", retryAfter: nil))
+        #expect(report.outcome == RetryLoop.noAnswer)
         #expect(report.outcome.errorCode == "ProviderUnavailable")
         // Back-offs of 0.5, 1 and 2 s, then a last attempt at the deadline.
         #expect(report.attempts == 5)
         #expect(report.latency == window)
+        try await harness.close()
+    }
+
+    /// An upstream that answers after the request timeout: each attempt arrives, and may be delivered. The timeout
+    /// is a real 2 s, long enough for the request to reach the simulator under a loaded suite (300 ms was not).
+    func slowUpstream(maxAttemptsAfterTimeout: Int) async throws -> (Harness, DeliveryReport) {
+        let harness = try await Harness(
+            requestTimeout: .seconds(2),
+            retries: RetryLoop(maxAttemptsAfterTimeout: maxAttemptsAfterTimeout)
+        ) { $0.latency = .seconds(60) }
+        let report = await harness.apns.send(try pushes(tokens: [token(.apns)], provider: .apns)[0])
+        return (harness, report)
+    }
+
+    @Test func anUpstreamAnsweringAfterTheTimeoutReceivesThePushAtMostTwiceWithOneAPNsID() async throws {
+        let (harness, report) = try await slowUpstream(
+            maxAttemptsAfterTimeout: RetryLoop.defaultMaxAttemptsAfterTimeout)
+        #expect(report.outcome == RetryLoop.noAnswer)
+        #expect(report.outcome.errorCode == "ProviderUnavailable")
+        #expect(report.attempts == 2)
+        let arrivals = harness.simulator.received(.apns)
+        #expect(arrivals.count == 2)
+        #expect(Set(arrivals.compactMap { $0.header("apns-id") }).count == 1)
+        // One back-off between them, on the test clock.
+        #expect(harness.sleeper.recorded.count == 1)
+        try await harness.close()
+    }
+
+    @Test func withNoAttemptAfterATimeoutAnUpstreamAnsweringLateReceivesThePushOnce() async throws {
+        let (harness, report) = try await slowUpstream(maxAttemptsAfterTimeout: 0)
+        #expect(report.outcome == RetryLoop.noAnswer)
+        #expect(report.attempts == 1)
+        #expect(harness.simulator.received(.apns).count == 1)
+        #expect(harness.sleeper.recorded.isEmpty)
         try await harness.close()
     }
 

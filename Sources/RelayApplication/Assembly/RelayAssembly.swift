@@ -118,7 +118,8 @@ package struct RelayAssembly: Sendable {
         expoReceiptDelay: Duration? = nil
     ) throws(RelayAssemblyError) -> RelayAssembly {
         // Transient failures are retried until each push's deadline, within `retry_window_seconds`; `max_attempts`
-        // is deprecated and has no effect (Docs/configuration.md).
+        // is deprecated and has no effect (Docs/configuration.md). An attempt sent and not answered in time may have
+        // been delivered: it goes again at most `max_attempts_after_timeout` times.
         let retry = RetryPolicy(window: .seconds(configuration.upstream.retryWindowSeconds))
         var clients: [AppClient] = []
         var appSenders: [String: [Provider: any PushSender]] = [:]
@@ -297,7 +298,8 @@ package struct RelayAssembly: Sendable {
                     tokens: APNsTokenProvider(teamID: apns.teamID, keyID: apns.keyID, key: key, now: environment.now),
                     client: client(.apns)
                 ),
-                retries: RetryLoop(policy: retry),
+                retries: RetryLoop(
+                    policy: retry, maxAttemptsAfterTimeout: configuration.upstream.maxAttemptsAfterTimeout),
                 environment: environment,
                 logger: logger
             )
@@ -317,7 +319,8 @@ package struct RelayAssembly: Sendable {
                     tokens: tokens,
                     client: fcmClient
                 ),
-                retries: RetryLoop(policy: retry),
+                retries: RetryLoop(
+                    policy: retry, maxAttemptsAfterTimeout: configuration.upstream.maxAttemptsAfterTimeout),
                 environment: environment,
                 logger: logger
             )
@@ -331,7 +334,8 @@ package struct RelayAssembly: Sendable {
             senders[.expo] = ExpoSender(
                 upstream: ExpoUpstream(
                     configuration: expoConfiguration, client: client(.expo, expo: expoConfiguration)),
-                retries: RetryLoop(policy: retry),
+                retries: RetryLoop(
+                    policy: retry, maxAttemptsAfterTimeout: configuration.upstream.maxAttemptsAfterTimeout),
                 environment: environment,
                 logger: logger
             )

@@ -88,6 +88,8 @@ package struct ConfigurationKey: Hashable, Sendable {
     package static let upstreamTimeoutMs = ConfigurationKey("upstream", "timeout_ms", .integer)
     package static let upstreamMaxAttempts = ConfigurationKey("upstream", "max_attempts", .integer)
     package static let upstreamRetryWindowSeconds = ConfigurationKey("upstream", "retry_window_seconds", .integer)
+    package static let upstreamMaxAttemptsAfterTimeout = ConfigurationKey(
+        "upstream", "max_attempts_after_timeout", .integer)
     package static let upstreamPingIntervalSeconds = ConfigurationKey("upstream", "ping_interval_seconds", .integer)
     package static let upstreamPingTimeoutSeconds = ConfigurationKey("upstream", "ping_timeout_seconds", .integer)
     package static let upstreamMaxConnectionAgeSeconds = ConfigurationKey(
@@ -150,6 +152,7 @@ package struct ConfigurationKey: Hashable, Sendable {
         upstreamTimeoutMs,
         upstreamMaxAttempts,
         upstreamRetryWindowSeconds,
+        upstreamMaxAttemptsAfterTimeout,
         upstreamPingIntervalSeconds,
         upstreamPingTimeoutSeconds,
         upstreamMaxConnectionAgeSeconds,

@@ -192,6 +192,11 @@ extension ConfigurationReader {
             integer(
                 ConfigurationKey.upstreamRetryWindowSeconds, minimum: 0, maximum: Upstream.retryWindowLimitSeconds)
             ?? upstream.retryWindowSeconds
+        upstream.maxAttemptsAfterTimeout =
+            integer(
+                ConfigurationKey.upstreamMaxAttemptsAfterTimeout, minimum: 0,
+                maximum: Upstream.attemptsAfterTimeoutLimit)
+            ?? upstream.maxAttemptsAfterTimeout
         upstream.pingIntervalSeconds =
             integer(
                 ConfigurationKey.upstreamPingIntervalSeconds, minimum: 0, maximum: Upstream.pingIntervalLimitSeconds)

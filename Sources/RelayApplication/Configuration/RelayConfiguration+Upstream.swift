@@ -24,6 +24,10 @@ extension RelayConfiguration {
         /// `retry_window_seconds`: the longest a push is retried through transient failures and upstream outages,
         /// from the start of its sending; a push whose `ttl` or `expiration` ends sooner stops then.
         package var retryWindowSeconds: Int
+        /// `max_attempts_after_timeout`: how many times a push is sent again after attempts that were sent and got no
+        /// answer within ``timeoutMs`` (each may have been delivered, so each retry risks a duplicate); the next such
+        /// timeout ends it `ProviderUnavailable`. 0 never sends it again after one.
+        package var maxAttemptsAfterTimeout: Int
         /// `ping_interval_seconds`: a connection on which nothing has arrived for this long gets a PING; 0 never
         /// sends one.
         package var pingIntervalSeconds: Int
@@ -43,6 +47,7 @@ extension RelayConfiguration {
             timeoutMs: Int = 10_000,
             maxAttempts: Int = 3,
             retryWindowSeconds: Int = 300,
+            maxAttemptsAfterTimeout: Int = 1,
             pingIntervalSeconds: Int = 60,
             pingTimeoutSeconds: Int = 10,
             maxConnectionAgeSeconds: Int = 14_400,
@@ -56,6 +61,7 @@ extension RelayConfiguration {
             self.timeoutMs = timeoutMs
             self.maxAttempts = maxAttempts
             self.retryWindowSeconds = retryWindowSeconds
+            self.maxAttemptsAfterTimeout = maxAttemptsAfterTimeout
             self.pingIntervalSeconds = pingIntervalSeconds
             self.pingTimeoutSeconds = pingTimeoutSeconds
             self.maxConnectionAgeSeconds = maxConnectionAgeSeconds
@@ -64,6 +70,8 @@ extension RelayConfiguration {
 
         /// The most attempts `max_attempts` may ask for.
         static let attemptLimit = 10
+        /// The most `max_attempts_after_timeout` may allow.
+        static let attemptsAfterTimeoutLimit = 10
         /// The longest `retry_window_seconds`: a day. The notifications being retried are held in memory.
         static let retryWindowLimitSeconds = 86_400
         /// The shortest `timeout_ms` accepted: below it even a warm connection cannot answer reliably.

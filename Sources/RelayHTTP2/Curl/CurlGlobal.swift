@@ -55,6 +55,7 @@ enum CurlResult {
         case CURLE_WRITE_ERROR: kind = .responseTooLarge
         default: kind = .other
         }
-        return HTTP2Error(kind, curlCode: value, detail: text)
+        // libcurl does not say whether a timed-out request was sent: it may have been, so it counts as sent.
+        return HTTP2Error(kind, curlCode: value, detail: text, requestSent: kind == .timeout)
     }
 }

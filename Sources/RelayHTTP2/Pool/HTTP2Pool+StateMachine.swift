@@ -529,7 +529,7 @@ extension HTTP2Pool {
             while let next = deadlines.peek, next.deadline <= now {
                 deadlines.pop()
                 guard let request = requests[next.id], request.deadline == next.deadline else { continue }
-                let timeout = HTTP2Error(.timeout, detail: "the request's deadline passed")
+                let timeout = HTTP2Error(.timeout, detail: "the request's deadline passed", requestSent: true)
                 switch request.state {
                 case .queued:
                     forget(next.id)

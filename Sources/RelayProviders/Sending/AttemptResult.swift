@@ -11,17 +11,23 @@ package struct AttemptResult: Sendable, Equatable {
     package var reason: String?
     /// How the transport failed, when no answer arrived.
     package var transportFailure: HTTP2Error.Kind?
+    /// The request was sent and no answer came within `[upstream] timeout_ms`: the upstream may have delivered it,
+    /// so sending it again risks a duplicate (``RetryLoop`` bounds those retries). A request that timed out queued,
+    /// a connection that could not be made or a refused stream is not this.
+    package var timedOutAfterSending: Bool
 
     package init(
         verdict: UpstreamVerdict,
         status: Int? = nil,
         reason: String? = nil,
-        transportFailure: HTTP2Error.Kind? = nil
+        transportFailure: HTTP2Error.Kind? = nil,
+        timedOutAfterSending: Bool = false
     ) {
         self.verdict = verdict
         self.status = status
         self.reason = reason
         self.transportFailure = transportFailure
+        self.timedOutAfterSending = timedOutAfterSending
     }
 
     /// Classifies a failure that produced no upstream answer.
@@ -50,7 +56,7 @@ package struct AttemptResult: Sendable, Equatable {
             let otherwise = DeliveryOutcome.unavailable(reason: reason, retryAfter: nil)
             self.init(
                 verdict: .retry(notBefore: nil, freshConnection: false, otherwise: otherwise), reason: reason,
-                transportFailure: error.kind)
+                transportFailure: error.kind, timedOutAfterSending: error.kind == .timeout && error.requestSent)
         }
     }
 

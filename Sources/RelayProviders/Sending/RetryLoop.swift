@@ -40,12 +40,22 @@ import Synchronization
 /// its ``RetryCause``. A cancelled wait reports each waiting message's fallback. Streams the upstream did not process
 /// (REFUSED_STREAM, above a GOAWAY's last stream id) never reach the loop: the pool sends them again without counting
 /// an attempt.
+///
+/// An attempt that was sent and got no answer within `[upstream] timeout_ms` (``AttemptResult/timedOutAfterSending``)
+/// may have been delivered: sending it again risks a duplicate on the device. Each one counts in
+/// `relay_upstream_timeouts_total`, and a message goes again after at most ``maxAttemptsAfterTimeout`` of them (the
+/// same message, with the same `apns-id`, after the usual back-off and within its deadline); the next one ends it
+/// with ``noAnswer``. A request that timed out queued, a connection that could not be made and a refused stream were
+/// never received: they are retried until the deadline as before.
 package final class RetryLoop: Sendable {
     package let policy: RetryPolicy
     /// The retry budget each upstream's gate starts with.
     package let budget: RetryBudget
     /// The circuit breaker settings of each upstream's gate.
     package let breaker: CircuitBreaker.Settings
+    /// How many times a message goes again after attempts that timed out once sent (`[upstream]
+    /// max_attempts_after_timeout`); 0 ends it at its first such timeout.
+    package let maxAttemptsAfterTimeout: Int
     private let upstreams = Mutex<Upstreams>(Upstreams())
 
     private struct Upstreams {
@@ -56,12 +66,17 @@ package final class RetryLoop: Sendable {
     package init(
         policy: RetryPolicy = .init(),
         budget: RetryBudget = .init(),
-        breaker: CircuitBreaker.Settings = .init()
+        breaker: CircuitBreaker.Settings = .init(),
+        maxAttemptsAfterTimeout: Int = RetryLoop.defaultMaxAttemptsAfterTimeout
     ) {
         self.policy = policy
         self.budget = budget
         self.breaker = breaker
+        self.maxAttemptsAfterTimeout = max(maxAttemptsAfterTimeout, 0)
     }
+
+    /// `[upstream] max_attempts_after_timeout` when it is not set.
+    package static let defaultMaxAttemptsAfterTimeout = 1
 
     /// The gate of the upstream `upstream` names (an ``UpstreamEndpoint``'s identity), made on first use.
     func gate(for upstream: ObjectIdentifier, provider: Provider) -> UpstreamGate {
@@ -93,6 +108,11 @@ package final class RetryLoop: Sendable {
     /// What a message held from its first attempt until its deadline reports.
     static let heldUntilDeadline = DeliveryOutcome.unavailable(
         reason: "circuit open: not sent before the deadline", retryAfter: nil)
+    /// What a message reports when its attempts timed out once sent more often than ``maxAttemptsAfterTimeout``
+    /// allows another.
+    static let noAnswer = DeliveryOutcome.unavailable(
+        reason: "timeout: the provider did not answer in time; the notification may or may not have been delivered",
+        retryAfter: nil)
 
     /// Runs attempts for the messages until each has its outcome.
     ///
@@ -170,6 +190,11 @@ package final class RetryLoop: Sendable {
     ) async -> Bool {
         let delay = judge(results, &state, now: environment.instant(), random: environment.random)
         count(state.retries, provider: gate.provider)
+        if state.timedOut > 0 {
+            Counter(label: "relay_upstream_timeouts_total", dimensions: [("provider", gate.provider.rawValue)])
+                .increment(by: state.timedOut)
+            state.timedOut = 0
+        }
         if let delay {
             do {
                 try await environment.sleep(delay)
@@ -256,6 +281,10 @@ package final class RetryLoop: Sendable {
         var waiting: [Int] = []
         /// Why each message of `waiting` goes again, for the retries metric.
         var retries: [RetryCause] = []
+        /// How many of each message's attempts timed out once sent; empty until one does.
+        var timeouts: [Int: Int] = [:]
+        /// The attempts of the last round that timed out once sent, for `relay_upstream_timeouts_total`.
+        var timedOut = 0
         var following = AttemptInstructions(number: 2, freshConnection: false, renewCredential: false)
 
         init(terms: [Terms], renewableCredential: Bool, started: ContinuousClock.Instant) {
@@ -363,7 +392,18 @@ package final class RetryLoop: Sendable {
                 state.following.renewCredential = true
                 state.waiting.append(index)
                 state.retries.append(.credential)
-            case .retry(let wait, let fresh, let otherwise):
+            case .retry(let wait, let fresh, var otherwise):
+                if result.timedOutAfterSending {
+                    // Its last attempt may have been delivered, whatever ends it now.
+                    otherwise = Self.noAnswer
+                    state.timedOut += 1
+                    let timeouts = state.timeouts[index, default: 0] + 1
+                    state.timeouts[index] = timeouts
+                    guard timeouts <= maxAttemptsAfterTimeout else {
+                        state.report(index, otherwise, result, attempts: number, now: now)
+                        continue
+                    }
+                }
                 state.fallbacks[index] = (otherwise, result)
                 freshConnection = freshConnection || fresh
                 if let wait { notBefore = max(notBefore ?? .zero, wait) }

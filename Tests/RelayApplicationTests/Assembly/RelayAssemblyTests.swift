@@ -39,6 +39,7 @@ struct RelayAssemblyTests {
             timeout_ms = 15000
             max_attempts = 2
             retry_window_seconds = 45
+            max_attempts_after_timeout = 2
 
             [apns]
             team_id = \(SimulatorCredentials.tomlString(credentials.apnsTeamID))
@@ -127,6 +128,13 @@ struct RelayAssemblyTests {
             (relay.senders[.expo] as? ExpoSender)?.retries.policy.window,
         ]
         #expect(windows == Array(repeating: .seconds(45), count: 3))
+        // …and sends a push again at most `max_attempts_after_timeout` times after attempts that were not answered.
+        let afterTimeout = [
+            (relay.senders[.apns] as? APNsSender)?.retries.maxAttemptsAfterTimeout,
+            (relay.senders[.fcm] as? FCMSender)?.retries.maxAttemptsAfterTimeout,
+            (relay.senders[.expo] as? ExpoSender)?.retries.maxAttemptsAfterTimeout,
+        ]
+        #expect(afterTimeout == [2, 2, 2])
         #expect(assembly.clients.map(\.provider).sorted { $0.rawValue < $1.rawValue } == [.apns, .expo, .fcm])
         #expect(assembly.clients.allSatisfy { $0.app == "default" })
         for entry in assembly.clients {

@@ -67,6 +67,18 @@ import Testing
         #expect(upstream.idleTimeoutSeconds == 60)
     }
 
+    @Test func retriesAfterATimeoutAreOneByDefaultAndSetInTheFileOrTheEnvironment() throws {
+        #expect(try #require(parsedConfiguration("")).upstream.maxAttemptsAfterTimeout == 1)
+        let toml = "[upstream]\nmax_attempts_after_timeout = 0"
+        #expect(try #require(parsedConfiguration(toml)).upstream.maxAttemptsAfterTimeout == 0)
+        let environment = ["PUSHRELAY_UPSTREAM_MAX_ATTEMPTS_AFTER_TIMEOUT": "3"]
+        let overridden = try #require(parsedConfiguration(toml, environment: environment))
+        #expect(overridden.upstream.maxAttemptsAfterTimeout == 3)
+        #expect(
+            configurationProblemKeys("", environment: ["PUSHRELAY_UPSTREAM_MAX_ATTEMPTS_AFTER_TIMEOUT": "-1"])
+                == ["PUSHRELAY_UPSTREAM_MAX_ATTEMPTS_AFTER_TIMEOUT"])
+    }
+
     @Test func aProxyChoosesCurlWhenNoTransportIsNamed() throws {
         let upstream = try #require(parsedConfiguration("[upstream]\nproxy = \"http://proxy.example:3128\"")).upstream
         #expect(upstream.transport == .curl)
