@@ -33,11 +33,9 @@ extension Relay {
             if let known {
                 left = known
             } else {
+                // A bucket this relay has not counted from today (or, shared, never takes from) is full here.
                 let used = try await store.quotaUsed(tenantID: tenant.id, on: date)
-                left = (
-                    limiters.left(tenantID: tenant.id, now: date)?.bucket ?? tenant.limits.burst,
-                    tenant.limits.dailyQuota - used
-                )
+                left = (tenant.limits.burst, tenant.limits.dailyQuota - used)
             }
             return TenantSelfDescription(
                 tenant: tenant,

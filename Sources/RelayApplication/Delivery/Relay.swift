@@ -237,38 +237,36 @@ package final class Relay: Sendable {
         guard !headroom.criticals.isEmpty else {
             return (try await admitWhole(pushes, tenant: tenant, at: date, logger: requestLogger), admitNone)
         }
-        if case .admitted(let status) = try await takeFromBucket(pushes.count, tenant: tenant, at: date) {
-            return (status, admitNone)
-        }
+        let whole = try await takeFromBucket(pushes.count, tenant: tenant, at: date, logger: requestLogger)
+        if case .admitted(let status) = whole { return (status, admitNone) }
         // The bucket has no room for the whole request: its critical alerts go beyond it.
-        let ordinary = pushes.indices.filter { !headroom.criticals.contains($0) }
+        let criticals = Set(headroom.criticals)
+        let ordinary = pushes.count - criticals.count
         var status =
             limiters.status(tenantID: tenant.id, now: date)
-            ?? TenantRateLimiter.Status(
-                limit: tenant.limits.burst, remaining: 0, reset: 0)
-        var ordinaryRetryAfter: Int?
-        if !ordinary.isEmpty {
-            switch try await takeFromBucket(ordinary.count, tenant: tenant, at: date) {
+            ?? TenantRateLimiter.Status(limit: tenant.limits.burst, remaining: 0, reset: 0)
+        var ordinaryRetryAfter: Duration?
+        if ordinary > 0 {
+            switch try await takeFromBucket(ordinary, tenant: tenant, at: date, logger: requestLogger) {
             case .admitted(let admitted):
                 status = admitted
             case .refused(let retryAfter, let quota, let refused):
                 Counter(label: "relay_rate_limited_total", dimensions: [("reason", quota ? "daily_quota" : "rate")])
                     .increment()
                 status = refused
-                ordinaryRetryAfter = retryAfter
+                ordinaryRetryAfter = .seconds(retryAfter)
             }
         }
-        let granted = await takeCriticalReserve(
-            headroom.criticals.count, tenant: tenant, at: date, logger: requestLogger)
+        let granted = await takeCriticalReserve(criticals.count, tenant: tenant, at: date, logger: requestLogger)
         let exhausted = Set(headroom.criticals.dropFirst(granted))
-        let ordinaryRefused = ordinaryRetryAfter.map { _ in Set(ordinary) } ?? []
-        let retryAfter = ordinaryRetryAfter.map { Duration.seconds($0) }
         let untilNextHour = Duration.seconds(max(1, 3600 - Int(date.timeIntervalSince1970) % 3600))
         return (
             status,
             { index in
-                if ordinaryRefused.contains(index) { return (.tenantRateLimited, retryAfter) }
                 if exhausted.contains(index) { return (.criticalReserveExhausted, untilNextHour) }
+                if let ordinaryRetryAfter, !criticals.contains(index) {
+                    return (.tenantRateLimited, ordinaryRetryAfter)
+                }
                 return nil
             }
         )
@@ -278,12 +276,13 @@ package final class Relay: Sendable {
     private func takeFromBucket(
         _ count: Int,
         tenant: Tenant,
-        at date: Date
+        at date: Date,
+        logger requestLogger: Logger
     ) async throws(RequestRefusal) -> TenantRateLimiter.Decision {
         do {
             return try await limiters.admitShared(tenantID: tenant.id, limits: tenant.limits, count: count, now: date)
         } catch {
-            logger.error("The shared rate limit could not be leased", metadata: ["error": "\(error)"])
+            requestLogger.error("The shared rate limit could not be leased", metadata: ["error": "\(error)"])
             throw .storeUnavailable
         }
     }
@@ -339,7 +338,7 @@ package final class Relay: Sendable {
         at date: Date,
         logger requestLogger: Logger
     ) async throws(RequestRefusal) -> TenantRateLimiter.Status {
-        let decision = try await takeFromBucket(pushes.count, tenant: tenant, at: date)
+        let decision = try await takeFromBucket(pushes.count, tenant: tenant, at: date, logger: requestLogger)
         switch decision {
         case .admitted(let admitted):
             return admitted
@@ -442,10 +441,7 @@ package final class Relay: Sendable {
     ///   own budget, apart from its sends) are used up, ``RequestRefusal/storeUnavailable`` when the store does not
     ///   answer.
     package func receipts(ids: [String], identity: TenantIdentity) async throws(RequestRefusal) -> [Receipt] {
-        if case .denied(let wait) = limiters.admitReceiptLookup(tenantID: identity.tenant.id, now: clock.date) {
-            Counter(label: "relay_rate_limited_total", dimensions: [("reason", "receipt_lookups")]).increment()
-            throw .receiptLookupsExhausted(retryAfter: max(1, Int(wait.rounded(.up))))
-        }
+        try admitLookup(tenantID: identity.tenant.id)
         do {
             return try await store.receipts(ids: ids, tenantID: identity.tenant.id)
         } catch {

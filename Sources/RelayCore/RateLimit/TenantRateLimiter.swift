@@ -127,11 +127,7 @@ package struct TenantRateLimiter: Sendable {
 
     /// Admits `count` notifications at `now` (UNIX seconds) or refuses them all.
     package mutating func admit(_ count: Int, now: Double) -> Decision {
-        let today = Self.day(of: now)
-        if today != day {
-            day = today
-            usedToday = 0
-        }
+        let today = startDay(of: now)
         if usedToday + count > limits.dailyQuota {
             let untilMidnight = Double(today + 1) * 86_400 - now
             return .refused(retryAfter: Int(untilMidnight.rounded(.up)), quotaExhausted: true, status(now: now))
@@ -160,12 +156,19 @@ package struct TenantRateLimiter: Sendable {
     /// Counts `count` critical alerts admitted beyond the bucket in the day's quota: they are sent whatever is left of
     /// it, and may take it below zero for the day, so that later ordinary notifications wait for the next day.
     package mutating func countCritical(_ count: Int, now: Double) {
+        startDay(of: now)
+        usedToday += count
+    }
+
+    /// Counts from 0 when `now` is on a day after the one counted; returns `now`'s day.
+    @discardableResult
+    private mutating func startDay(of now: Double) -> Int64 {
         let today = Self.day(of: now)
         if today != day {
             day = today
             usedToday = 0
         }
-        usedToday += count
+        return today
     }
 
     /// Whether one more critical alert to `device` fits the relay's per-device limit of critical alerts
@@ -194,10 +197,10 @@ package struct TenantRateLimiter: Sendable {
     /// What is left at `now` without taking anything: for the answer of a request that took nothing from the bucket
     /// (critical alerts only) and for `GET /v1/whoami`.
     package func status(now: Double) -> Status {
-        let used = day == Self.day(of: now) ? usedToday : 0
+        let left = left(now: now)
         return Status(
             limit: limits.burst,
-            remaining: min(bucket.remaining(now: now), max(0, limits.dailyQuota - used)),
+            remaining: min(left.bucket, max(0, left.dailyQuota)),
             reset: Int(bucket.secondsUntilFull(now: now).rounded(.up))
         )
     }
