@@ -59,12 +59,23 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     private struct Submission {
         var batch: StoreBatch
         var audit: [AuditEntry]
-        var continuation: CheckedContinuation<Void, any Error>
+        /// The submitter, until it is resumed; `nil` for writes held after a failed commit (nobody waits on them).
+        var continuation: CheckedContinuation<Void, any Error>?
+        /// What a failed commit does with it.
+        var ifFailed: IfCommitFails
+        /// Identifies it for ``withdraw(_:)``.
+        var id: UInt64
         /// Whether it closes one of the receipts `ids`.
         func closesAny(of ids: Set<String>) -> Bool { batch.receiptCloses.contains { ids.contains($0.id) } }
         var size: Int {
             batch.receipts.count + batch.receiptUpdates.count + batch.receiptCloses.count + batch.journal.count
                 + batch.journalDeletes.count + audit.count + 1
+        }
+
+        /// Resumes the submitter, if any, once.
+        mutating func resume(throwing error: (any Error)? = nil) {
+            if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
+            continuation = nil
         }
     }
 
@@ -74,6 +85,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         var writerWaiting: CheckedContinuation<Void, Never>?
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
         var closed = false
+        var nextID: UInt64 = 0
     }
 
     package let store: any PushStore
@@ -83,6 +95,13 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     private let logger: Logger
     private let clock: RelayClock
     private let lastCommitFailed = Atomic(false)
+    /// Writes of failed commits held for the next attempt (``IfCommitFails/hold``).
+    private let unsaved = Atomic(0)
+    private let unsavedLimit: Int
+    private let unsavedGauge = Gauge(label: "relay_store_unsaved_writes")
+    private let withdrawals = Counter(label: "relay_store_request_timeouts_total")
+    /// The first wait before held writes are committed again, and the longest.
+    private let retryBackoff: (first: Duration, longest: Duration)
     private let commits = Counter(label: "relay_store_commits_total")
     private let failedCommits = Counter(label: "relay_store_commit_failures_total")
     private let batchSize = Recorder(label: "relay_store_commit_writes")
@@ -94,6 +113,8 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         store: any PushStore,
         settings: AuditLogSettings = .init(),
         maxPendingWrites: Int = 50_000,
+        unsavedLimit: Int = 50_000,
+        retryBackoff: (first: Duration, longest: Duration) = (.milliseconds(250), .seconds(5)),
         logger: Logger = Logger(label: "pushrelay.commit"),
         clock: RelayClock = .system,
         checkpointObserver: (@Sendable (AuditCheckpoint) -> Void)? = nil
@@ -102,39 +123,93 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         self.store = store
         self.settings = settings
         self.maxPendingWrites = maxPendingWrites
+        self.unsavedLimit = unsavedLimit
+        self.retryBackoff = retryBackoff
         self.logger = logger
         self.clock = clock
     }
 
-    /// Whether the last commit failed, until one succeeds again: the store is in trouble, and the relay writes
-    /// receipts ahead of sending (see ``Relay``).
-    package var isFailing: Bool { lastCommitFailed.load(ordering: .relaxed) }
+    /// Whether the store is in trouble: the last commit failed, or writes of failed commits are still held. The relay
+    /// then writes receipts ahead of sending (see ``Relay``), and `/readyz` answers 503.
+    package var isFailing: Bool { lastCommitFailed.load(ordering: .relaxed) || unsavedWrites > 0 }
+
+    /// Writes of failed commits held in memory until the store takes them (see ``IfCommitFails/hold``).
+    package var unsavedWrites: Int { unsaved.load(ordering: .relaxed) }
+
+    /// Whether the writes held in memory have reached `[store] unsaved_limit`: the relay then takes no new requests
+    /// (503) until the store takes them.
+    package var isOverUnsavedLimit: Bool { unsavedWrites >= unsavedLimit }
 
     /// How many submissions wait for the next commit (for tests that must know a round is gathered).
     package var waitingSubmissions: Int { state.withLock { $0.submissions.count } }
 
-    /// Writes `batch` and `audit` with the next group commit; returns once they are committed.
+    /// What a failed commit does with a submission's writes.
+    package enum IfCommitFails: Sendable {
+        /// The submitter gets the store's error; the writes are dropped. For writes an answer depends on: the caller
+        /// answers 503 rather than promise what is not stored.
+        case fail
+        /// The writes are held in memory and committed again, with back-off, until the store takes them; the
+        /// submitter resumes at once, without an error. For writes that record what has happened (outcomes of pushes
+        /// sent, audit records of answers given): losing them would make the store untrue.
+        case hold
+    }
+
+    /// Writes `batch` and `audit` with the next group commit; returns once they are committed (or held, with
+    /// ``IfCommitFails/hold``).
     ///
-    /// - Throws: The store's error when the commit fails, ``CommitQueueClosed`` after shutdown.
-    package func submit(_ batch: StoreBatch, audit: [AuditEntry] = []) async throws {
+    /// - Parameters:
+    ///   - ifFailed: What a failed commit does with the writes.
+    ///   - withdrawal: When the submitter stops waiting, and the timer that tells it: writes that no commit has taken
+    ///     by then are withdrawn (never written) and ``StoreTimeout`` is thrown; writes a commit has taken are waited
+    ///     for, as their fate is being decided. `[store] request_timeout_ms` for requests that wait on the store.
+    /// - Throws: The store's error when the commit fails (``IfCommitFails/fail``), ``StoreTimeout``,
+    ///   ``CommitQueueClosed`` after shutdown.
+    package func submit(
+        _ batch: StoreBatch,
+        audit: [AuditEntry] = [],
+        ifFailed: IfCommitFails = .fail,
+        withdrawal: (at: RelayClock.Instant, timer: DeadlineTimer)? = nil
+    ) async throws {
         let audit = settings.enabled ? audit : []
         if batch.isEmpty && audit.isEmpty { return }
         await waitForRoom()
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        let token = withdrawal.map { $0.timer.schedule(at: $0.at) { self.withdraw(id) } }
+        defer { if let token, let withdrawal { withdrawal.timer.cancel(token) } }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let submission = Submission(batch: batch, audit: audit, continuation: continuation)
+            let submission = Submission(
+                batch: batch, audit: audit, continuation: continuation, ifFailed: ifFailed, id: id)
             let outcome = state.withLock { state -> (accepted: Bool, wake: CheckedContinuation<Void, Never>?) in
                 guard !state.closed else { return (false, nil) }
+                if let withdrawal, clock.now >= withdrawal.at { return (false, nil) }
                 state.submissions.append(submission)
                 state.pendingWrites += submission.size
                 defer { state.writerWaiting = nil }
                 return (true, state.writerWaiting)
             }
             guard outcome.accepted else {
-                continuation.resume(throwing: CommitQueueClosed())
+                let closed = state.withLock { $0.closed }
+                continuation.resume(throwing: closed ? CommitQueueClosed() as any Error : StoreTimeout())
                 return
             }
             outcome.wake?.resume()
         }
+    }
+
+    /// The timer of a submission with a withdrawal: takes it out of the queue unless a commit has taken it.
+    private func withdraw(_ id: UInt64) {
+        let withdrawn = state.withLock { state -> Submission? in
+            guard let position = state.submissions.firstIndex(where: { $0.id == id }) else { return nil }
+            let submission = state.submissions.remove(at: position)
+            state.pendingWrites -= submission.size
+            return submission
+        }
+        guard var withdrawn else { return }
+        withdrawals.increment()
+        withdrawn.resume(throwing: StoreTimeout())
     }
 
     private func waitForRoom() async {
@@ -167,103 +242,160 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     }
 
     /// The writer loop: one commit per round of submissions, until closed and drained. An unsigned head
-    /// (`headSigned` false) is signed when the checkpoint interval has passed.
+    /// (`headSigned` false) is signed when the checkpoint interval has passed; writes held after a failed commit go
+    /// with the next round, or alone once their back-off has passed.
     private func writeUntilClosed(chain start: AuditChain?, headSigned: Bool) async {
-        var chain = start
-        var lastCheckpoint = clock.now
-        var checkpointedSeq = headSigned ? chain?.lastSeq ?? 0 : 0
+        var round = Round(chain: start, signedSeq: headSigned ? start?.lastSeq ?? 0 : 0, lastCheckpoint: clock.now)
         while true {
-            // While the head is unsigned, wake when its signature is due even if nothing is submitted.
-            let unsigned = settings.signingKey != nil && (chain?.head.seq ?? 0) > checkpointedSeq
-            let signingDue = unsigned ? lastCheckpoint + settings.checkpointInterval : nil
-            guard var submissions = await nextSubmissions(orUntil: signingDue) else { break }
-            if submissions.isEmpty {
+            // While the head is unsigned, wake when its signature is due even if nothing is submitted; while writes
+            // are held, when they are due again.
+            let unsigned = settings.signingKey != nil && (round.chain?.head.seq ?? 0) > round.signedSeq
+            let signingDue = unsigned ? round.lastCheckpoint + settings.checkpointInterval : nil
+            let wake = [signingDue, round.held.isEmpty ? nil : round.retryAt].compactMap { $0 }.min()
+            guard let submissions = await nextSubmissions(orUntil: wake) else { break }
+            if submissions.isEmpty && round.held.isEmpty {
                 // Idle, and the interval has passed: sign the head alone.
-                if let head = chain?.head, head.seq > checkpointedSeq, let checkpoint = checkpoint(of: head) {
-                    do {
-                        try await store.commit(StoreBatch(checkpoints: [checkpoint]))
-                        checkpointedSeq = head.seq
-                        checkpointObserver?(checkpoint)
-                    } catch {
-                        logger.error("An audit checkpoint could not be stored", metadata: ["error": "\(error)"])
-                    }
-                }
-                // A failed attempt is tried again an interval later, not in a loop.
-                lastCheckpoint = clock.now
+                await signHead(&round)
                 continue
             }
-            var written = 0
-            while !submissions.isEmpty {
-                var batch = StoreBatch()
-                var next = chain
-                for submission in submissions {
-                    batch.append(submission.batch)
-                    for entry in submission.audit {
-                        if let record = next?.append(entry.normalisedForStorage()) { batch.audit.append(record) }
-                    }
-                }
-                if let head = next?.head, head.seq > checkpointedSeq,
-                    clock.now - lastCheckpoint >= settings.checkpointInterval,
-                    let checkpoint = checkpoint(of: head)
-                {
-                    batch.checkpoints.append(checkpoint)
-                }
-                do {
-                    let started = clock.now
-                    try await store.commit(batch)
-                    commitDuration.record(clock.now - started)
-                    lastCommitFailed.store(false, ordering: .relaxed)
-                    chain = next
-                    if let signed = batch.checkpoints.last {
-                        checkpointedSeq = signed.seq
-                        lastCheckpoint = clock.now
-                        checkpointObserver?(signed)
-                    }
-                    commits.increment()
-                    batchSize.record(submissions.reduce(0) { $0 + $1.size })
-                    for submission in submissions { submission.continuation.resume() }
-                    written += submissions.reduce(0) { $0 + $1.size }
-                    submissions = []
-                } catch StoreError.receiptsAlreadyFinal(let ids) {
-                    // Receipts another relay closed first: their submissions get the error (they record nothing),
-                    // the others are committed again without them, with the chain advanced anew from its head.
-                    let closed = Set(ids)
-                    let refused = submissions.filter { $0.closesAny(of: closed) }
-                    for submission in refused {
-                        submission.continuation.resume(throwing: StoreError.receiptsAlreadyFinal(ids))
-                    }
-                    written += refused.reduce(0) { $0 + $1.size }
-                    submissions.removeAll { $0.closesAny(of: closed) }
-                    if refused.isEmpty {
-                        // A store naming receipts no submission closes: fail them all rather than loop.
-                        for submission in submissions {
-                            submission.continuation.resume(throwing: StoreError.receiptsAlreadyFinal(ids))
-                        }
-                        written += submissions.reduce(0) { $0 + $1.size }
-                        submissions = []
-                    }
-                } catch {
-                    lastCommitFailed.store(true, ordering: .relaxed)
-                    failedCommits.increment()
-                    logger.error(
-                        "Store commit failed",
-                        metadata: ["error": "\(error)", "requests": "\(submissions.count)"]
-                    )
-                    for submission in submissions { submission.continuation.resume(throwing: error) }
-                    written += submissions.reduce(0) { $0 + $1.size }
-                    submissions = []
-                }
+            if submissions.isEmpty, let retryAt = round.retryAt, clock.now < retryAt {
+                // Woken to sign while writes are held but not due: they carry the checkpoint when they go.
+                await signHead(&round)
+                continue
             }
-            finished(writing: written)
+            finished(writing: await commit(submissions, in: &round))
         }
-        // Closed and drained: sign where the chain ends, so that an export made later verifies to the end.
-        if let head = chain?.head, head.seq > checkpointedSeq, let checkpoint = checkpoint(of: head) {
+        // Closed and drained: one last attempt for held writes, then sign where the chain ends, so that an export
+        // made later verifies to the end.
+        if !round.held.isEmpty {
+            _ = await commit([], in: &round)
+            if !round.held.isEmpty {
+                logger.critical(
+                    """
+                    Writes held since a failed commit could not be stored before shutdown: their receipts stay as \
+                    they were stored (journaled notifications are resumed at the next start), their usage counts \
+                    and audit records are lost
+                    """,
+                    metadata: ["writes": "\(round.held.reduce(0) { $0 + $1.size })"]
+                )
+            }
+        }
+        await signHead(&round)
+    }
+
+    /// What the writer loop carries from one round to the next.
+    private struct Round {
+        /// This instance's chain as committed; `nil` when the audit log is off.
+        var chain: AuditChain?
+        /// The last seq signed.
+        var signedSeq: Int64
+        var lastCheckpoint: RelayClock.Instant
+        /// Writes of failed commits, in the order submitted, for the next attempt.
+        var held: [Submission] = []
+        /// When held writes are committed again without new submissions, and the wait after that.
+        var retryAt: RelayClock.Instant?
+        var backoff: Duration = .zero
+    }
+
+    /// Signs the head alone when it is unsigned; a failed attempt is tried again an interval later, not in a loop.
+    private func signHead(_ round: inout Round) async {
+        if let head = round.chain?.head, head.seq > round.signedSeq, let checkpoint = checkpoint(of: head) {
             do {
                 try await store.commit(StoreBatch(checkpoints: [checkpoint]))
+                round.signedSeq = head.seq
+                checkpointObserver?(checkpoint)
             } catch {
-                logger.error("The closing audit checkpoint could not be stored", metadata: ["error": "\(error)"])
+                logger.error("An audit checkpoint could not be stored", metadata: ["error": "\(error)"])
             }
         }
+        round.lastCheckpoint = clock.now
+    }
+
+    /// Commits the held writes and `submissions` together, resuming each submitter as its writes are decided.
+    ///
+    /// - Returns: How many of `submissions`' writes left the queue (committed, failed or held), to free their room.
+    private func commit(_ newSubmissions: [Submission], in round: inout Round) async -> Int {
+        let written = newSubmissions.reduce(0) { $0 + $1.size }
+        let heldBefore = round.held.count
+        var submissions = round.held + newSubmissions
+        round.held = []
+        while !submissions.isEmpty {
+            var batch = StoreBatch()
+            var next = round.chain
+            for submission in submissions {
+                batch.append(submission.batch)
+                for entry in submission.audit {
+                    if let record = next?.append(entry.normalisedForStorage()) { batch.audit.append(record) }
+                }
+            }
+            if let head = next?.head, head.seq > round.signedSeq,
+                clock.now - round.lastCheckpoint >= settings.checkpointInterval,
+                let checkpoint = checkpoint(of: head)
+            {
+                batch.checkpoints.append(checkpoint)
+            }
+            do {
+                let started = clock.now
+                try await store.commit(batch)
+                commitDuration.record(clock.now - started)
+                lastCommitFailed.store(false, ordering: .relaxed)
+                round.chain = next
+                if let signed = batch.checkpoints.last {
+                    round.signedSeq = signed.seq
+                    round.lastCheckpoint = clock.now
+                    checkpointObserver?(signed)
+                }
+                commits.increment()
+                batchSize.record(submissions.reduce(0) { $0 + $1.size })
+                for index in submissions.indices { submissions[index].resume() }
+                if heldBefore > 0 {
+                    logger.notice(
+                        "Writes held since a failed commit are stored", metadata: ["requests": "\(heldBefore)"])
+                }
+                submissions = []
+            } catch StoreError.receiptsAlreadyFinal(let ids) {
+                // Receipts another relay closed first: their submissions get the error (they record nothing),
+                // the others are committed again without them, with the chain advanced anew from its head.
+                let closed = Set(ids)
+                var refused = submissions.filter { $0.closesAny(of: closed) }
+                submissions.removeAll { $0.closesAny(of: closed) }
+                if refused.isEmpty {
+                    // A store naming receipts no submission closes: fail them all rather than loop.
+                    refused = submissions
+                    submissions = []
+                }
+                for index in refused.indices {
+                    refused[index].resume(throwing: StoreError.receiptsAlreadyFinal(ids))
+                }
+            } catch {
+                lastCommitFailed.store(true, ordering: .relaxed)
+                failedCommits.increment()
+                for index in submissions.indices where submissions[index].ifFailed == .fail {
+                    submissions[index].resume(throwing: error)
+                }
+                round.held = submissions.filter { $0.ifFailed == .hold }
+                for index in round.held.indices { round.held[index].resume() }
+                round.backoff = min(
+                    retryBackoff.longest, round.backoff == .zero ? retryBackoff.first : round.backoff * 2)
+                round.retryAt = clock.now + round.backoff
+                logger.error(
+                    "Store commit failed",
+                    metadata: [
+                        "error": "\(error)", "requests": "\(submissions.count)",
+                        "held_writes": "\(round.held.reduce(0) { $0 + $1.size })",
+                    ]
+                )
+                submissions = []
+            }
+        }
+        if round.held.isEmpty {
+            round.backoff = .zero
+            round.retryAt = nil
+        }
+        let held = round.held.reduce(0) { $0 + $1.size }
+        unsaved.store(held, ordering: .relaxed)
+        unsavedGauge.record(held)
+        return written
     }
 
     /// Reads where this instance's chain ends; `nil` when the audit log is off.
@@ -370,6 +502,12 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         writer?.resume()
         for waiter in waiters { waiter.resume() }
     }
+}
+
+/// Writes withdrawn because no commit took them before their submitter stopped waiting (`[store] request_timeout_ms`):
+/// nothing of them was written.
+package struct StoreTimeout: Error, CustomStringConvertible {
+    package var description: String { "the store did not take the writes in time; nothing of them was written" }
 }
 
 /// A write submitted after the commit queue closed (the relay is shutting down).
