@@ -87,6 +87,12 @@ enum MetricCatalogue {
             name: "relay_store_commit_duration_seconds", type: "histogram", labels: [],
             help: "Time of one group commit."),
         Family(
+            name: "relay_store_unsaved_writes", type: "gauge", labels: [],
+            help: "Writes of failed commits held in memory until the store takes them ([store] unsaved_limit)."),
+        Family(
+            name: "relay_store_request_timeouts_total", type: "counter", labels: [],
+            help: "Writes withdrawn because no commit took them within [store] request_timeout_ms."),
+        Family(
             name: "relay_journal_entries", type: "gauge", labels: [],
             help: "Notifications in the delivery journal (not yet final)."),
         Family(

@@ -11,6 +11,7 @@ import Testing
         Ticket(id: "r-1", provider: .apns, state: .ok(providerMessageID: "7b0c9d2e-0000-4000-8000-000000000001")),
         Ticket(id: "r-2", provider: .fcm, state: .ok(providerMessageID: nil)),
         Ticket(id: "r-3", provider: .expo, state: .pending),
+        Ticket(id: "r-3u", provider: .apns, state: .unrecorded),
         Ticket(
             id: "r-4", provider: .apns,
             state: .error(code: .deviceNotRegistered, message: "gone", removeToken: true, retryAfter: nil)),
@@ -47,6 +48,10 @@ extension Ticket {
             if let messageID { fields["providerMessageId"] = .string(messageID) }
         case .pending:
             fields["status"] = .string("pending")
+        case .unrecorded:
+            fields["status"] = .string("error")
+            fields["message"] = .string(Ticket.unrecordedMessage)
+            fields["details"] = .object(["error": .string("StoreUnavailable"), "removeToken": .bool(false)])
         case .error(let code, let message, let removeToken, let retryAfter):
             fields["status"] = .string("error")
             fields["message"] = .string(message)

@@ -136,8 +136,8 @@ import Testing
             #expect(code.rawValue == row.code)
             #expect(message == row.outcome.message && !message.isEmpty)
             #expect(removeToken == row.removeToken && retryAfter == row.retryAfter)
-        case .pending:
-            Issue.record("a final outcome never leaves a ticket pending")
+        case .pending, .unrecorded:
+            Issue.record("a final outcome never leaves a ticket pending or unrecorded")
         }
 
         // The receipt: the same code, message and token advice, written whole.

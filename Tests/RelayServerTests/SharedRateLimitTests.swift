@@ -133,3 +133,98 @@ final class MemoryLeaseStore: RateLimitLeaseStore {
         #expect(isAdmitted(decision), "nothing was taken by the failed attempt")
     }
 }
+
+/// Shared buckets in memory whose leases wait, while stalled, until the test answers them in an order it chooses:
+/// a database that stopped answering for a while, then takes the queued leases out of order.
+final class StallingLeaseStore: RateLimitLeaseStore {
+    private struct State {
+        var buckets: [String: SharedRateLimitBucket] = [:]
+        var stalled = true
+        var queued:
+            [(
+                tenantID: String, request: RateLimitLeaseRequest,
+                answer: CheckedContinuation<RateLimitLeaseGrant, Never>
+            )] = []
+        var leases = 0
+    }
+
+    private let state = Mutex(State())
+
+    var queued: Int { state.withLock { $0.queued.count } }
+    var leases: Int { state.withLock { $0.leases } }
+
+    func leaseRateLimit(tenantID: String, _ request: RateLimitLeaseRequest) async throws -> RateLimitLeaseGrant {
+        await withCheckedContinuation { (continuation: CheckedContinuation<RateLimitLeaseGrant, Never>) in
+            let grant = state.withLock { state -> RateLimitLeaseGrant? in
+                state.leases += 1
+                guard !state.stalled else {
+                    state.queued.append((tenantID, request, continuation))
+                    return nil
+                }
+                return state.buckets[tenantID, default: SharedRateLimitBucket()].lease(request)
+            }
+            if let grant { continuation.resume(returning: grant) }
+        }
+    }
+
+    /// Ends the stall: the queued leases are evaluated newest first, then later leases at once.
+    func answerNewestFirst() {
+        let answers = state.withLock { state in
+            state.stalled = false
+            defer { state.queued = [] }
+            return state.queued.reversed().map { queued in
+                (queued.answer, state.buckets[queued.tenantID, default: SharedRateLimitBucket()].lease(queued.request))
+            }
+        }
+        for (continuation, grant) in answers { continuation.resume(returning: grant) }
+    }
+
+    func countBeyondLimits(tenantID: String, day: Int64, count: Int) async throws {}
+}
+
+/// Issue 37 item 2: after a database stall, leases that waited are not refused for a time the bucket has left
+/// behind.
+@Suite(.timeLimit(.minutes(1)))
+struct SharedRateLimitStallTests {
+    let limits = RateLimits(ratePerSecond: 10, burst: 20, dailyQuota: 100_000, perDevicePerMinute: 2)
+
+    /// A request admitted at the start of a 10 s stall and one at its end are answered newest first: the older lease,
+    /// evaluated at its own time, is behind the bucket the newer one advanced, and is refused; asked again at the time
+    /// of its answer, it fits. A tenant far below its rate gets no refusal.
+    @Test func leasesAnsweredOutOfOrderAfterAStallAreGranted() async throws {
+        let clock = ManualClock()
+        let store = StallingLeaseStore()
+        let registry = RateLimiterRegistry(leases: store, clock: .manual(clock))
+        let t0 = clock.date
+        let early = Task { try await registry.admitShared(tenantID: "t", limits: limits, count: 1, now: t0) }
+        while store.queued < 1 { await Task.yield() }
+        clock.advance(by: .seconds(9))
+        let late = Task {
+            try await registry.admitShared(tenantID: "t", limits: limits, count: 1, now: t0.addingTimeInterval(9))
+        }
+        while store.queued < 2 { await Task.yield() }
+        clock.advance(by: .seconds(1))
+        store.answerNewestFirst()
+        let decisions = [try await late.value, try await early.value]
+        for decision in decisions {
+            guard case .admitted = decision else {
+                Issue.record("refused after the stall: \(decision)")
+                continue
+            }
+        }
+        #expect(store.leases == 3, "the refused lease was asked again once, at the time of its answer")
+    }
+
+    /// Without a stall, a lease refused for the rate stays refused: the second look happens only after a wait.
+    @Test func aPromptRefusalIsNotAskedAgain() async throws {
+        let clock = ManualClock()
+        let store = StallingLeaseStore()
+        store.answerNewestFirst()
+        let registry = RateLimiterRegistry(leases: store, clock: .manual(clock))
+        let burst = try await registry.admitShared(tenantID: "t", limits: limits, count: 20, now: clock.date)
+        guard case .admitted = burst else { return #expect(Bool(false), "the burst fits") }
+        let refused = try await registry.admitShared(tenantID: "t", limits: limits, count: 5, now: clock.date)
+        guard case .refused = refused else { return #expect(Bool(false), "beyond the burst is refused") }
+        #expect(store.leases == 1, "refused from what the bucket reported, without asking again")
+    }
+}

@@ -93,6 +93,9 @@ final class Gate: Sendable {
         }
         for waiter in waiters { waiter.resume() }
     }
+
+    /// Sends from now on wait again until the next ``open()``.
+    func close() { state.withLock { $0.open = false } }
 }
 
 /// Keeps every log line, for assertions about what is (not) logged.

@@ -36,7 +36,9 @@ struct KeyCommandTests {
         #expect(rotated == .error("The key \(id) is revoked or expired; issue a new key instead of rotating it."))
         let unknown = try await cli.execute(["key", "revoke", "prk_0123456789abcdef_\(secret)"])
         #expect(unknown == .error("No key with the id '0123456789abcdef'."))
-        for mangled in ["prk_\(id.dropFirst())_\(secret)", "prk_\(secret)", secret, "prk_\(id)\(secret)"] {
+        // (A secret that begins with `_`, as one in 64 do, makes the last form the key itself.)
+        for mangled in ["prk_\(id.dropFirst())_\(secret)", "prk_\(secret)", secret, "prk_\(id)\(secret)"]
+        where mangled != key {
             // After `--`, as a shell user must pass it: a bare secret is base64url and may begin with `-` (even `-h`).
             let refused = try await cli.execute(["key", "revoke", "--", mangled])
             guard case .error(let message) = refused else {

@@ -139,7 +139,9 @@ package struct RelayAssembly: Sendable {
                 capacity: configuration.server.maxPendingNotifications,
                 drainTimeout: .seconds(configuration.server.drainSeconds)
             ),
-            commits: CommitQueue(store: store, settings: configuration.audit.logSettings, logger: logger, clock: clock),
+            commits: CommitQueue(
+                store: store, settings: configuration.audit.logSettings,
+                unsavedLimit: configuration.store.unsavedLimit, logger: logger, clock: clock),
             rateLimitLeases: store as? PostgresStore,
             logger: logger,
             clock: clock,
@@ -218,7 +220,8 @@ package struct RelayAssembly: Sendable {
         )
     }
 
-    /// How the relay treats requests: `[receipts]`, `[server] trusted_proxies` and `readiness_timeout_ms`, `[limits]`.
+    /// How the relay treats requests: `[receipts]`, `[server] trusted_proxies` and `readiness_timeout_ms`, `[limits]`,
+    /// `[store] request_timeout_ms`.
     package static func settings(_ configuration: RelayConfiguration) -> RelaySettings {
         RelaySettings(
             waitDeadline: .milliseconds(configuration.receipts.requestDeadlineMs),
@@ -227,7 +230,8 @@ package struct RelayAssembly: Sendable {
             tenantDefaults: configuration.limits,
             criticalPerDevicePerMinute: configuration.criticalPerDevicePerMinute,
             apps: Set(configuration.appNames),
-            readinessTimeout: .milliseconds(configuration.server.readinessTimeoutMs)
+            readinessTimeout: .milliseconds(configuration.server.readinessTimeoutMs),
+            storeRequestTimeout: .milliseconds(configuration.store.requestTimeoutMs)
         )
     }
 

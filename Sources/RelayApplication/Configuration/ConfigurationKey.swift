@@ -80,6 +80,8 @@ package struct ConfigurationKey: Hashable, Sendable {
     package static let serverReadinessTimeoutMs = ConfigurationKey("server", "readiness_timeout_ms", .integer)
     package static let storeURL = ConfigurationKey("store", "url", .string)
     package static let storeJournalKeyFile = ConfigurationKey("store", "journal_key_file", .string)
+    package static let storeRequestTimeoutMs = ConfigurationKey("store", "request_timeout_ms", .integer)
+    package static let storeUnsavedLimit = ConfigurationKey("store", "unsaved_limit", .integer)
     package static let upstreamTransport = ConfigurationKey("upstream", "transport", .string)
     package static let upstreamProxy = ConfigurationKey("upstream", "proxy", .string)
     package static let upstreamCAFile = ConfigurationKey("upstream", "ca_file", .string)
@@ -144,6 +146,8 @@ package struct ConfigurationKey: Hashable, Sendable {
         serverReadinessTimeoutMs,
         storeURL,
         storeJournalKeyFile,
+        storeRequestTimeoutMs,
+        storeUnsavedLimit,
         upstreamTransport,
         upstreamProxy,
         upstreamCAFile,

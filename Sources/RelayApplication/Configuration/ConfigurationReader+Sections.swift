@@ -141,6 +141,9 @@ extension ConfigurationReader {
                     + "one key (32 random bytes, e.g. `openssl rand -base64 32 > journal.key`)"
             )
         }
+        store.requestTimeoutMs =
+            integer(ConfigurationKey.storeRequestTimeoutMs, minimum: 100) ?? store.requestTimeoutMs
+        store.unsavedLimit = integer(ConfigurationKey.storeUnsavedLimit, minimum: 1) ?? store.unsavedLimit
         return store
     }
 

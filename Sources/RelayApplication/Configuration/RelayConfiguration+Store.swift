@@ -17,13 +17,24 @@ extension RelayConfiguration {
         package var journalKeyFile: String?
         /// The journal key read from ``journalKeyFile``, as base64, already checked to be one.
         package var journalKey: RelayConfiguration.Secret?
+        /// `request_timeout_ms`: how long a request waits for the store to take writes its answer depends on
+        /// (receipts written ahead, pending receipts with their journal entries); writes not taken by then are
+        /// withdrawn, and the request is answered 503 `STORE_UNAVAILABLE`.
+        package var requestTimeoutMs: Int
+        /// `unsaved_limit`: how many writes of failed commits (receipts, usage counts, audit records) are held in
+        /// memory and committed again until the store takes them; at the limit, new push requests are answered 503.
+        package var unsavedLimit: Int
 
         package init(
             url: String = "sqlite://pushrelay.db",
             directory: String,
             journalKeyFile: String? = nil,
-            journalKey: RelayConfiguration.Secret? = nil
+            journalKey: RelayConfiguration.Secret? = nil,
+            requestTimeoutMs: Int = 5_000,
+            unsavedLimit: Int = 50_000
         ) {
+            self.requestTimeoutMs = requestTimeoutMs
+            self.unsavedLimit = unsavedLimit
             self.url = url
             self.directory = directory
             self.journalKeyFile = journalKeyFile
@@ -71,7 +82,8 @@ extension RelayConfiguration {
         }
 
         package var description: String {
-            "Store(url: \(redactedURL), directory: \(directory), journalKeyFile: \(journalKeyFile ?? "unset"))"
+            "Store(url: \(redactedURL), directory: \(directory), journalKeyFile: \(journalKeyFile ?? "unset"), "
+                + "requestTimeoutMs: \(requestTimeoutMs), unsavedLimit: \(unsavedLimit))"
         }
 
         package var debugDescription: String { description }
@@ -79,7 +91,10 @@ extension RelayConfiguration {
         package var customMirror: Mirror {
             Mirror(
                 self,
-                children: ["url": redactedURL, "directory": directory, "journalKeyFile": journalKeyFile as Any],
+                children: [
+                    "url": redactedURL, "directory": directory, "journalKeyFile": journalKeyFile as Any,
+                    "requestTimeoutMs": requestTimeoutMs, "unsavedLimit": unsavedLimit,
+                ],
                 displayStyle: .struct
             )
         }

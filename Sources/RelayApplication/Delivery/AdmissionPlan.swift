@@ -19,6 +19,10 @@ package enum RequestRefusal: Error, Equatable, Sendable {
     case queueFull(retryAfter: Int)
     /// The store does not answer, so nothing may go out unrecorded.
     case storeUnavailable
+    /// The notifications were handed to the provider, but neither their outcomes nor their journal entries could be
+    /// stored before the answer (the store failed while they were in flight): none is answered `pending`, which
+    /// promises a stored journal entry. They may still be delivered.
+    case unrecorded
 }
 
 /// What admitting one request decides once the tenant's bucket has admitted it, before anything is sent.

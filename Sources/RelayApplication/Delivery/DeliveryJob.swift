@@ -160,7 +160,7 @@ final class DeliveryJob: Sendable {
             batch.journal = try taken.items.map {
                 try journal.entry(for: $0, attempted: taken.attempted, at: date, released: true)
             }
-            try await commits.submit(batch)
+            try await commits.submit(batch, ifFailed: .hold)
         } catch {
             logger.error(
                 "Notifications still in flight at shutdown could not be journaled",
@@ -210,10 +210,11 @@ final class DeliveryJob: Sendable {
             }
         }
         do {
-            try await commits.submit(writes.batch, audit: writes.audit)
+            // Held in memory and committed again while the store fails: the notifications went out, and their
+            // outcomes must reach the store.
+            try await commits.submit(writes.batch, audit: writes.audit, ifFailed: .hold)
         } catch {
-            // The notifications went out: their outcomes still reach the caller, but not the store. The relay writes
-            // ahead of sending while the store keeps failing (``Relay``), so this is the window of one outage.
+            // Shutdown has closed the queue, or another relay concluded them first.
             logger.error(
                 "Receipts and audit records could not be stored",
                 metadata: ["error": "\(error)", "receipts": "\(writes.batch.receipts.count)"]

@@ -41,6 +41,14 @@ package final class RateLimiterRegistry: Sendable {
     /// Where the day's count starts when the limits are not shared: the store's usage.
     private let usage: (any PushStore)?
     private let policy: LeasedRateLimiter.Policy
+    /// Measures how long a lease waited for its answer (see ``admitShared(tenantID:limits:count:now:)``).
+    private let clock: RelayClock
+    /// How long a request waits for a lease or the day's count (`[store] request_timeout_ms`); `nil`: as long as the
+    /// store takes.
+    private let deadline: StoreCallDeadline?
+    /// A lease answered this long after it was asked is a stall's: one it refused is asked again at the time of the
+    /// answer. Round trips to a database that answers take milliseconds.
+    package static let stall: Duration = .milliseconds(250)
     /// Receipt lookups, a bucket per tenant apart from its sends: polling receipts never uses up a tenant's pushes,
     /// and a tenant polling in a loop costs the store a bounded rate. One `Double` per authenticated tenant.
     private let lookups = Mutex<[String: Double]>([:])
@@ -53,11 +61,17 @@ package final class RateLimiterRegistry: Sendable {
     ///   - usage: Without `leases`, the store whose usage starts each tenant's day of quota
     ///     (``PushStore/quotaUsed(tenantID:on:)``); `nil` starts every day at 0, in memory alone.
     ///   - policy: How much to lease and for how long.
+    ///   - clock: Measures how long leases wait for their answers.
+    ///   - deadline: How long a request waits for the store.
     package init(
         leases: (any RateLimitLeaseStore)? = nil,
         usage: (any PushStore)? = nil,
-        policy: LeasedRateLimiter.Policy = .standard
+        policy: LeasedRateLimiter.Policy = .standard,
+        clock: RelayClock = .system,
+        deadline: StoreCallDeadline? = nil
     ) {
+        self.clock = clock
+        self.deadline = deadline
         self.leases = leases
         self.usage = usage
         self.policy = policy
@@ -88,6 +102,13 @@ package final class RateLimiterRegistry: Sendable {
     /// a lease store, in this process alone, from the day's count in the store (read at the tenant's first request
     /// of the day) or, without either, as ``admit(tenantID:limits:count:now:)``.
     ///
+    /// A shared lease carries the time of its request, and the database evaluates it at that time. After a stall
+    /// (a database that did not answer for seconds), leases queued meanwhile reach it out of order, and one older
+    /// than the bucket's latest grant looks as if the tenant had sent its whole burst in the past moments: it would
+    /// be refused although the bucket has room. So a lease refused after waiting longer than ``stall`` is treated as
+    /// a fresh request, at the time of its answer: decided again from what the bucket reported, and leased again if
+    /// that has room.
+    ///
     /// - Throws: The lease store's or the store's error when it had to be asked and failed; nothing is admitted
     ///   then, and the next request asks again.
     package func admitShared(
@@ -95,6 +116,16 @@ package final class RateLimiterRegistry: Sendable {
         limits: RateLimits,
         count: Int,
         now: Date
+    ) async throws -> TenantRateLimiter.Decision {
+        try await admitShared(tenantID: tenantID, limits: limits, count: count, now: now, afterStall: false)
+    }
+
+    private func admitShared(
+        tenantID: String,
+        limits: RateLimits,
+        count: Int,
+        now: Date,
+        afterStall: Bool
     ) async throws -> TenantRateLimiter.Decision {
         guard let leases else {
             guard let usage else { return admit(tenantID: tenantID, limits: limits, count: count, now: now) }
@@ -113,16 +144,22 @@ package final class RateLimiterRegistry: Sendable {
             return decision
         case .lease(let pending):
             let grant: RateLimitLeaseGrant
+            let asked = clock.now
             do {
-                grant = try await leases.leaseRateLimit(tenantID: tenantID, pending.request)
+                grant = try await withDeadline { try await leases.leaseRateLimit(tenantID: tenantID, pending.request) }
             } catch {
                 leased.withLock { $0[tenantID]?.leaseFailed(pending, now: seconds) }
                 throw error
             }
-            return leased.withLock { leased in
+            let waited = clock.now - asked
+            let decision = leased.withLock { leased in
                 leased[tenantID, default: LeasedRateLimiter(limits: limits, policy: policy)]
                     .leaseAnswered(grant, pending, now: seconds)
             }
+            guard case .refused = decision, !afterStall, waited >= Self.stall else { return decision }
+            return try await admitShared(
+                tenantID: tenantID, limits: limits, count: count,
+                now: now.addingTimeInterval(JournalSettings.seconds(waited)), afterStall: true)
         }
     }
 
@@ -143,11 +180,16 @@ package final class RateLimiterRegistry: Sendable {
             return limiters[tenantID, default: TenantRateLimiter(limits: limits)].admit(count, now: seconds)
         }
         if let known { return known }
-        let used = try await usage.quotaUsed(tenantID: tenantID, on: now)
+        let used = try await withDeadline { try await usage.quotaUsed(tenantID: tenantID, on: now) }
         return limiters.withLock { limiters in
             limiters[tenantID, default: TenantRateLimiter(limits: limits)].seedQuota(used: used, now: seconds)
             return limiters[tenantID, default: TenantRateLimiter(limits: limits)].admit(count, now: seconds)
         }
+    }
+
+    private func withDeadline<T: Sendable>(_ call: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard let deadline else { return try await call() }
+        return try await deadline.run(call)
     }
 
     /// Counts critical alerts sent beyond the tenant's bucket in its day's quota (``TenantRateLimiter/countCritical``):

@@ -26,6 +26,9 @@ package struct RelaySettings: Sendable {
     package var apps: Set<String>
     /// How long `/readyz` waits for the store's probe before answering 503 (`[server] readiness_timeout_ms`).
     package var readinessTimeout: Duration
+    /// How long a request waits for writes its answer depends on (`[store] request_timeout_ms`): writes that no
+    /// commit has taken by then are withdrawn and the request is answered 503.
+    package var storeRequestTimeout: Duration
 
     package init(
         waitDeadline: Duration = .seconds(10),
@@ -35,9 +38,11 @@ package struct RelaySettings: Sendable {
         tenantDefaults: RateLimits = RateLimits(),
         criticalPerDevicePerMinute: Int = 10,
         apps: Set<String> = [AppName.default],
-        readinessTimeout: Duration = .seconds(1)
+        readinessTimeout: Duration = .seconds(1),
+        storeRequestTimeout: Duration = .seconds(5)
     ) {
         self.readinessTimeout = readinessTimeout
+        self.storeRequestTimeout = storeRequestTimeout
         self.tenantDefaults = tenantDefaults
         self.criticalPerDevicePerMinute = criticalPerDevicePerMinute
         self.apps = apps
@@ -89,6 +94,8 @@ package final class Relay: Sendable {
     /// The providers each app has credentials for, for admission.
     private let appProviders: [String: Set<Provider>]
     let limiters: RateLimiterRegistry
+    /// How long a request waits for a call to the store (`[store] request_timeout_ms`).
+    let storeCalls: StoreCallDeadline
     private let fingerprinter = Mutex<TokenFingerprinter?>(nil)
     package let logger: Logger
     /// The one clock of the relay and its parts (see ``RelayClock``).
@@ -121,11 +128,14 @@ package final class Relay: Sendable {
         self.journal = journal
         // With a lease store (PostgreSQL), tenants' limits hold across every relay on the database; without one, the
         // daily quota starts each tenant's day from the store's usage, so that it holds across a restart.
-        self.limiters = RateLimiterRegistry(leases: rateLimitLeases, usage: store)
+        let queue = queue ?? DeliveryQueue(clock: clock)
+        self.queue = queue
+        self.storeCalls = StoreCallDeadline(timeout: settings.storeRequestTimeout, timer: queue.deadlines, clock: clock)
+        self.limiters = RateLimiterRegistry(
+            leases: rateLimitLeases, usage: store, clock: clock, deadline: storeCalls)
         self.apps = AppSenders(senders, apps: apps)
         self.appProviders = self.apps.providers
         self.settings = settings
-        self.queue = queue ?? DeliveryQueue(clock: clock)
         self.commits = commits ?? CommitQueue(store: store, clock: clock)
         self.logger = logger
         self.clock = clock
@@ -138,7 +148,7 @@ package final class Relay: Sendable {
         let entries = anonymousRefusals.drain(before: all ? nil : AuditTime.millis(clock.date))
         guard !entries.isEmpty else { return }
         do {
-            try await commits.submit(StoreBatch(), audit: entries)
+            try await commits.submit(StoreBatch(), audit: entries, ifFailed: .hold)
         } catch {
             logger.error("Audit records of refused requests not stored", metadata: ["error": "\(error)"])
         }
@@ -174,7 +184,8 @@ package final class Relay: Sendable {
     /// - Parameter acceptance: When to answer: once the outcomes are known (up to the wait deadline), or as soon as the
     ///   notifications are journaled.
     /// - Throws: ``RequestRefusal`` when the request is refused whole (nothing is sent): too many notifications for
-    ///   the burst, the tenant's rate or quota, a full queue, shutdown, or a store that does not answer.
+    ///   the burst, the tenant's rate or quota, a full queue, shutdown, or a store that does not answer; and
+    ///   ``RequestRefusal/unrecorded`` when every notification went out and none could be recorded.
     package func push(
         _ pushes: [ResolvedPush],
         identity: TenantIdentity,
@@ -183,6 +194,8 @@ package final class Relay: Sendable {
         logger requestLogger: Logger
     ) async throws(RequestRefusal) -> PushResult {
         guard queue.isAccepting else { throw .shuttingDown }
+        // Writes of failed commits fill the memory that holds them: nothing new until the store takes them.
+        guard !commits.isOverUnsavedLimit else { throw .storeUnavailable }
         // Checked before the tenant's rate is spent on a request the queue could not take.
         guard queue.hasRoom(for: pushes.count) else {
             throw .queueFull(retryAfter: DeliveryQueue.retryAfterWhenFull)
@@ -302,8 +315,10 @@ package final class Relay: Sendable {
         let hour = Int64(date.timeIntervalSince1970) / 3600
         var granted = count
         do {
-            granted = try await store.takeCriticalReserve(
-                tenantID: tenant.id, hour: hour, count: count, limit: tenant.limits.criticalReservePerHour)
+            granted = try await storeCalls.run { [store] in
+                try await store.takeCriticalReserve(
+                    tenantID: tenant.id, hour: hour, count: count, limit: tenant.limits.criticalReservePerHour)
+            }
         } catch {
             requestLogger.error(
                 "The critical reserve could not be read; the critical alerts go out", metadata: ["error": "\(error)"])
@@ -354,8 +369,9 @@ package final class Relay: Sendable {
                         app: push.message.app ?? tenant.defaultApp)
                 )
             }
-            // Counted, not awaited for long: the refusal's audit record is written by the responder.
-            try? await commits.submit(usage)
+            // Counted, not awaited for long (held if the store fails): the refusal's audit record is written by the
+            // responder.
+            try? await commits.submit(usage, ifFailed: .hold)
             throw .rateLimited(retryAfter: retryAfter, dailyQuota: quota, status: refused)
         }
     }
@@ -391,12 +407,13 @@ package final class Relay: Sendable {
         let reservation = try queue.reserve(job.items.count)
         let asynchronous = acceptance == .asynchronous
         // Asynchronously, the receipts and journal entries are stored before anything is sent: the answer promises
-        // outcomes on the receipts. While the store fails, receipts are written ahead of sending too, so that nothing
-        // goes out unrecorded: a store that is still down refuses the request (503) before anything is sent.
+        // outcomes on the receipts. While the store fails, receipts and journal entries are written ahead of sending
+        // too, so that nothing goes out unrecorded and nothing is lost if the outcomes cannot be stored: a store that
+        // is still down refuses the request (503) before anything is sent.
         let writtenAhead = asynchronous || commits.isFailing
         if writtenAhead {
             do {
-                let ahead = try job.provisionalWrites(journaling: asynchronous, at: date)
+                let ahead = try job.provisionalWrites(journaling: true, at: date)
                 try await store(RecordWrites(batch: ahead), logger: requestLogger)
             } catch {
                 queue.release(reservation)
@@ -411,27 +428,40 @@ package final class Relay: Sendable {
                 var refusal = plan.writes
                 for item in job.items {
                     item.record.record(.final(.refused(.shuttingDown, retryAfter: nil)), at: date, into: &refusal)
-                    if asynchronous { refusal.batch.journalDeletes.append(item.record.receipt.id) }
+                    refusal.batch.journalDeletes.append(item.record.receipt.id)
                 }
-                try? await commits.submit(refusal.batch, audit: refusal.audit)
+                try? await commits.submit(refusal.batch, audit: refusal.audit, ifFailed: .hold)
             }
             throw error
         }
         if asynchronous { return (tickets, true) }
-        let progress = await job.progress(until: clock.now + settings.waitDeadline, timer: queue.deadlines)
+        var progress = await job.progress(until: clock.now + settings.waitDeadline, timer: queue.deadlines)
+        var unrecorded = false
         if !progress.finished {
             // Answered before the job wrote its receipts: the ids in this answer must be found meanwhile, and what is
-            // not final must survive a crash (the delivery journal).
+            // not final must survive a crash (the delivery journal). No `pending` without its journal entry: when
+            // they cannot be stored, the request waits a while longer for outcomes, and what is still unknown then
+            // is answered as unrecorded (503 when nothing else is known).
             do {
-                try await commits.submit(try job.provisionalWrites(journaling: true))
+                try await commits.submit(
+                    try job.provisionalWrites(journaling: true),
+                    withdrawal: (clock.now + settings.storeRequestTimeout, queue.deadlines))
             } catch {
-                requestLogger.error("Pending receipts could not be stored", metadata: ["error": "\(error)"])
+                requestLogger.error(
+                    "Pending receipts and journal entries could not be stored; waiting for outcomes",
+                    metadata: ["error": "\(error)"])
+                progress = await job.progress(until: clock.now + settings.storeRequestTimeout, timer: queue.deadlines)
+                unrecorded = !progress.finished
             }
         }
         for item in job.items {
-            guard let report = progress.reports[item.index] else { continue }
-            tickets[item.index].state = Ticket.State(Conclusion(report))
+            if let report = progress.reports[item.index] {
+                tickets[item.index].state = Ticket.State(Conclusion(report))
+            } else if unrecorded {
+                tickets[item.index].state = .unrecorded
+            }
         }
+        if unrecorded && tickets.allSatisfy({ $0.state == .unrecorded }) { throw .unrecorded }
         return (tickets, false)
     }
 
@@ -443,18 +473,23 @@ package final class Relay: Sendable {
     package func receipts(ids: [String], identity: TenantIdentity) async throws(RequestRefusal) -> [Receipt] {
         try admitLookup(tenantID: identity.tenant.id)
         do {
-            return try await store.receipts(ids: ids, tenantID: identity.tenant.id)
+            return try await storeCalls.run { [store] in
+                try await store.receipts(ids: ids, tenantID: identity.tenant.id)
+            }
         } catch {
             throw .storeUnavailable
         }
     }
 
-    /// Commits `writes` before an answer depends on them.
+    /// Commits `writes` before an answer depends on them, waiting at most `[store] request_timeout_ms` for a commit
+    /// to take them.
     ///
-    /// - Throws: ``RequestRefusal/storeUnavailable`` when the commit fails.
+    /// - Throws: ``RequestRefusal/storeUnavailable`` when the commit fails or the writes were withdrawn.
     private func store(_ writes: RecordWrites, logger: Logger) async throws(RequestRefusal) {
         do {
-            try await commits.submit(writes.batch, audit: writes.audit)
+            try await commits.submit(
+                writes.batch, audit: writes.audit,
+                withdrawal: (clock.now + settings.storeRequestTimeout, queue.deadlines))
         } catch {
             logger.error("Receipts could not be stored", metadata: ["error": "\(error)"])
             throw .storeUnavailable
@@ -464,7 +499,7 @@ package final class Relay: Sendable {
     private func fingerprinter() async throws(RequestRefusal) -> TokenFingerprinter {
         if let ready = fingerprinter.withLock({ $0 }) { return ready }
         do {
-            let made = TokenFingerprinter(key: try await store.fingerprintKey())
+            let made = TokenFingerprinter(key: try await storeCalls.run { [store] in try await store.fingerprintKey() })
             fingerprinter.withLock { $0 = made }
             return made
         } catch {

@@ -7,6 +7,10 @@ package struct Ticket: Sendable, Equatable {
         case error(code: OutcomeCode, message: String, removeToken: Bool, retryAfter: Int?)
         /// Accepted; the outcome was not known by the deadline and will be in the receipt.
         case pending
+        /// Handed to the provider, but neither its outcome nor its journal entry could be stored before the answer
+        /// (the store failed): it may still be delivered, and its receipt may not be found. Answered as
+        /// `StoreUnavailable`, never as `pending`, which promises a stored journal entry.
+        case unrecorded
     }
 
     /// The receipt id, for `POST /v1/receipts`.
@@ -18,6 +22,13 @@ package struct Ticket: Sendable, Equatable {
     package var errorCode: OutcomeCode? {
         if case .error(let code, _, _, _) = state { code } else { nil }
     }
+
+    /// The code an unrecorded ticket is answered with, in every API.
+    package static let unrecordedCode = "StoreUnavailable"
+    /// Its message.
+    package static let unrecordedMessage =
+        "the store failed: neither this notification's outcome nor its journal entry could be stored before the "
+        + "answer; it was handed to the provider and may still be delivered"
 }
 
 extension Ticket.State {

@@ -62,7 +62,7 @@ extension DryRun.Notification {
             "provider": .string(provider.rawValue), "app": .string(app), "critical": .bool(critical),
         ]
         switch state {
-        case .pending, .ok:
+        case .pending, .ok, .unrecorded:
             fields["status"] = .string("pending")
             fields["message"] = .string(DryRunAPI.wouldBeSent)
         case .error(let code, let message, let removeToken, let retryAfter):
@@ -80,7 +80,7 @@ extension DryRun.Notification {
     var expoJSON: JSONValue {
         var fields: [String: JSONValue]
         switch state {
-        case .pending, .ok:
+        case .pending, .ok, .unrecorded:
             fields = ["status": .string("ok"), "message": .string(DryRunAPI.wouldBeSent)]
         case .error(let code, let message, _, _):
             fields = [

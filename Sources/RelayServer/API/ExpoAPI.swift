@@ -146,6 +146,11 @@ extension Ticket {
         switch state {
         case .ok, .pending:
             return .object(["status": .string("ok"), "id": .string(id)])
+        case .unrecorded:
+            return .object([
+                "status": .string("error"), "id": .string(id), "message": .string(Ticket.unrecordedMessage),
+                "details": .object(["error": .string(Ticket.unrecordedCode)]),
+            ])
         case .error(let code, let message, _, _):
             return .object([
                 "status": .string("error"), "id": .string(id), "message": .string(message),

@@ -8,7 +8,8 @@ import RelayStore
 /// (Prometheus).
 ///
 /// `/readyz` answers 503 naming what fails in `failing` (`store`: its probe failed or did not answer within
-/// ``RelaySettings/readinessTimeout``; `commits`: the last commit failed; `queue`: shutting down; `providers`: none
+/// ``RelaySettings/readinessTimeout``; `commits`: the last commit failed, or writes of failed commits are held
+/// (``CommitQueue/unsavedWrites``); `queue`: shutting down; `providers`: none
 /// configured) with a sentence each in `detail`. The probe is bounded: see ``StoreProbe``.
 struct HealthAPI: Sendable {
     let relay: Relay
@@ -60,7 +61,11 @@ struct HealthAPI: Sendable {
         }
         if relay.commits.isFailing {
             failing.append("commits")
-            details.append("the last commit to the store failed; the first that succeeds ends this")
+            let unsaved = relay.commits.unsavedWrites
+            details.append(
+                unsaved > 0
+                    ? "\(unsaved) writes of failed commits are held in memory until the store takes them"
+                    : "the last commit to the store failed; the first that succeeds ends this")
         }
         let accepting = relay.queue.isAccepting
         if !accepting {

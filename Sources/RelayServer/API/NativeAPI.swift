@@ -107,14 +107,14 @@ extension Ticket {
     private func appendNativeJSON(to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
-        if case .error(let code, _, let removeToken, let retryAfter) = state {
+        if let error = errorFields {
             CanonicalJSON.appendKey("details", first: true, to: &bytes)
             bytes.append(UInt8(ascii: "{"))
             CanonicalJSON.appendKey("error", first: true, to: &bytes)
-            CanonicalJSON.appendString(code.rawValue, to: &bytes)
+            CanonicalJSON.appendString(error.code, to: &bytes)
             CanonicalJSON.appendKey("removeToken", first: false, to: &bytes)
-            bytes.append(contentsOf: (removeToken ? "true" : "false").utf8)
-            if let retryAfter {
+            bytes.append(contentsOf: (error.removeToken ? "true" : "false").utf8)
+            if let retryAfter = error.retryAfter {
                 CanonicalJSON.appendKey("retryAfter", first: false, to: &bytes)
                 CanonicalJSON.appendInteger(Int64(retryAfter), to: &bytes)
             }
@@ -123,9 +123,9 @@ extension Ticket {
         }
         CanonicalJSON.appendKey("id", first: first, to: &bytes)
         CanonicalJSON.appendString(id, to: &bytes)
-        if case .error(_, let message, _, _) = state {
+        if let error = errorFields {
             CanonicalJSON.appendKey("message", first: false, to: &bytes)
-            CanonicalJSON.appendString(message, to: &bytes)
+            CanonicalJSON.appendString(error.message, to: &bytes)
         }
         CanonicalJSON.appendKey("provider", first: false, to: &bytes)
         CanonicalJSON.appendString(provider.rawValue, to: &bytes)
@@ -137,9 +137,19 @@ extension Ticket {
         switch state {
         case .ok: CanonicalJSON.appendString("ok", to: &bytes)
         case .pending: CanonicalJSON.appendString("pending", to: &bytes)
-        case .error: CanonicalJSON.appendString("error", to: &bytes)
+        case .error, .unrecorded: CanonicalJSON.appendString("error", to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// An error ticket's `details` and `message`; `nil` for `ok` and `pending`.
+    private var errorFields: (code: String, message: String, removeToken: Bool, retryAfter: Int?)? {
+        switch state {
+        case .error(let code, let message, let removeToken, let retryAfter):
+            (code.rawValue, message, removeToken, retryAfter)
+        case .unrecorded: (Ticket.unrecordedCode, Ticket.unrecordedMessage, false, nil)
+        case .ok, .pending: nil
+        }
     }
 }
 

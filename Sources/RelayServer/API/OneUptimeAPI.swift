@@ -81,6 +81,8 @@ struct OneUptimeAPI: Sendable {
         }
         switch result {
         case .success(let pushed):
+            // OneUptime's answer has no per-notification status: an unrecorded one is the request's 503.
+            if pushed.tickets.contains(where: { $0.state == .unrecorded }) { throw RelayHTTPError(.unrecorded) }
             return Self.answer(pushed.tickets, headers: pushed.rateLimit.headers, asynchronous: pushed.asynchronous)
         case .failure(let refusal):
             let error = RelayHTTPError(refusal)
@@ -90,7 +92,7 @@ struct OneUptimeAPI: Sendable {
                 return Self.rateLimited(retryAfter: retryAfter)
             case .exceedsBurst:
                 return await invalid(error.entries.first?.message ?? "invalid request", context)
-            case .shuttingDown, .storeUnavailable, .queueFull:
+            case .shuttingDown, .storeUnavailable, .unrecorded, .queueFull:
                 throw error
             }
         }

@@ -38,6 +38,10 @@ extension RelayHTTPError {
             )
         case .shuttingDown: self = .shuttingDown
         case .storeUnavailable: self = .storeUnavailable
+        case .unrecorded:
+            self.init(
+                .serviceUnavailable, code: "STORE_UNAVAILABLE",
+                message: "The relay's store failed: " + Ticket.unrecordedMessage)
         case .queueFull(let retryAfter):
             self.init(
                 .serviceUnavailable,

@@ -255,6 +255,7 @@ extension Ticket.State {
         switch self {
         case .ok: "ok"
         case .pending: "pending"
+        case .unrecorded: Ticket.unrecordedCode
         case .error(let code, _, _, _): code.rawValue
         }
     }
