@@ -38,6 +38,43 @@ struct CommitQueueRestartTests {
         return chain.head
     }
 
+    /// Another instance died with its chain's tail unsigned and its journal entries' leases running out: the
+    /// instance that takes its journal over signs that chain's head, and leaves its own alone.
+    @Test func aTakeOverSignsTheChainOfTheInstanceWhoseJournalItTook() async throws {
+        try await Self.withSQLiteFile { path in
+            let key = AuditSigningKey.generate()
+            let store = try SQLiteStore(path: path)
+            try await store.migrate()
+            let head = try await Self.writeCrashedChain(to: store, records: 4, signedUpTo: 1, key: key)
+            let admitted = Date(timeIntervalSince1970: 1_800_000_000)
+            let orphan = JournalEntry(
+                receiptID: "orphan", tenantID: "tenant", createdAt: admitted, deadline: admitted.addingTimeInterval(60),
+                attempts: 1, claimedBy: "relay", leaseUntil: admitted, sealed: [1, 2, 3])
+            // A journal entry is stored only beside its pending receipt.
+            var batch = StoreBatch(receipts: [CommitQueueTests.receipt("orphan")])
+            batch.journal = [orphan]
+            try await store.commit(batch)
+
+            let clock = ManualClock(date: admitted.addingTimeInterval(120))
+            let relay = Relay(
+                store: store,
+                senders: [:],
+                commits: CommitQueue(
+                    store: store, settings: AuditLogSettings(chain: "relay-b", signingKey: key), clock: .manual(clock)),
+                clock: .manual(clock),
+                journal: JournalSettings(instance: "relay-b")
+            )
+            let resumed = try await relay.resumeJournal(includingOwn: false)
+            #expect(resumed.claimed == 1)
+            #expect(try await store.auditCheckpoints(chain: "relay").map(\.seq) == [1, head.seq])
+            let verification = try await store.verifyAuditChain(
+                "relay", publicKey: key.publicKey, requireSignedEnd: true)
+            #expect(verification.isIntact)
+            #expect(verification.unsignedRecords == 0)
+            #expect(try await store.auditCheckpoints(chain: "relay-b").isEmpty)
+        }
+    }
+
     @Test func aRestartSignsTheUnsignedTailItsPredecessorLeft() async throws {
         try await Self.withSQLiteFile { path in
             let key = AuditSigningKey.generate()

@@ -422,6 +422,31 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Signs the heads of other instances' chains, whose delivery journal this instance took over: an instance whose
+    /// leases ran out has most likely died without its closing checkpoint. Its head is read from the store and
+    /// signed as it stands; if the instance is alive after all and appends meanwhile, the checkpoint is still true of
+    /// the records it covers. A head already signed with this key is not signed twice (the store keeps one
+    /// checkpoint per chain, seq and key). Needs a signing key; a failure is logged and the next take-over tries again.
+    package func signHeads(ofChains chains: Set<String>) async {
+        guard settings.enabled, settings.signingKey != nil else { return }
+        for chain in chains.sorted() where chain != settings.chain {
+            do {
+                guard let head = try await store.auditHead(chain: chain), head.seq > 0,
+                    let checkpoint = checkpoint(of: head)
+                else { continue }
+                try await store.commit(StoreBatch(checkpoints: [checkpoint]))
+                checkpointObserver?(checkpoint)
+                logger.notice(
+                    "Signed the audit chain head of an instance whose delivery journal this instance took over",
+                    metadata: ["audit.chain": "\(chain)", "audit.seq": "\(head.seq)"])
+            } catch {
+                logger.error(
+                    "The audit chain head of an instance whose journal was taken over could not be signed",
+                    metadata: ["audit.chain": "\(chain)", "error": "\(error)"])
+            }
+        }
+    }
+
     private func checkpoint(of head: AuditAnchor) -> AuditCheckpoint? {
         settings.signingKey?.checkpoint(chain: head.chain, seq: head.seq, link: head.link, time: clock.date)
     }

@@ -52,6 +52,11 @@ extension Relay {
         )
         summary.claimed = entries.count
         guard !entries.isEmpty else { return summary }
+        // Entries another instance held until its leases ran out: it most likely died without signing its chain's
+        // head, which this instance signs for it (each instance's chain is named by its `[audit] instance`, which
+        // holds its journal entries).
+        let takenOver = Set(entries.map(\.claimedBy)).subtracting([journal.instance])
+        if !takenOver.isEmpty { await commits.signHeads(ofChains: takenOver) }
         let inFlight = Set(queue.receiptIDsInFlight(journaledOnly: false))
         var unreadable = RecordWrites()
         var concluded: [DeliveryJob.Item] = []
