@@ -14,9 +14,9 @@ extension PostgresStore {
                     \(record.createdAt.unixSeconds), \(record.revokedAt?.unixSeconds))
                 """
             )
-        } catch let error as PSQLError where error.violates(.unique, constraint: "operators_name_key") {
+        } catch let error as PostgresStoreError where error.violates(.unique, constraint: "operators_name_key") {
             throw StoreError.duplicate("operator \(record.name)")
-        } catch let error as PSQLError where error.violates(.unique) {
+        } catch let error as PostgresStoreError where error.violates(.unique) {
             throw StoreError.duplicate("operator \(record.name) (id \(record.id))")
         }
     }

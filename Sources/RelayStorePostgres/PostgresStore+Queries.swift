@@ -7,12 +7,12 @@ import RelayStore
 extension PostgresStore {
     /// Runs one statement whose rows, if any, do not matter.
     func execute(_ query: PostgresQuery) async throws {
-        try await Self.drain(client.query(query, logger: logger))
+        try await PostgresStoreError.described { try await Self.drain(client.query(query, logger: logger)) }
     }
 
     /// Runs one statement and returns its rows.
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await client.query(query, logger: logger).collect()
+        try await PostgresStoreError.described { try await client.query(query, logger: logger).collect() }
     }
 
     /// Runs `body` in one transaction on one connection: committed when it returns, rolled back when it throws, and
@@ -21,7 +21,15 @@ extension PostgresStore {
         _ body: (Transaction) async throws -> Result
     ) async throws -> Result {
         let logger = logger
-        return try await client.withConnection { connection in
+        return try await PostgresStoreError.described {
+            try await withConnection(logger: logger, body)
+        }
+    }
+
+    private func withConnection<Result: Sendable>(
+        logger: Logger, _ body: (Transaction) async throws -> Result
+    ) async throws -> Result {
+        try await client.withConnection { connection in
             let transaction = Transaction(connection: connection, logger: logger)
             try await transaction.execute("BEGIN")
             let result: Result
@@ -65,11 +73,11 @@ extension PostgresStore {
         let logger: Logger
 
         func execute(_ query: PostgresQuery) async throws {
-            try await PostgresStore.drain(connection.query(query, logger: logger))
+            try await PostgresStoreError.described { try await PostgresStore.drain(connection.query(query, logger: logger)) }
         }
 
         func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-            try await connection.query(query, logger: logger).collect()
+            try await PostgresStoreError.described { try await connection.query(query, logger: logger).collect() }
         }
     }
 }
@@ -83,11 +91,40 @@ enum ConstraintViolation: String {
     case foreignKey = "23503"
 }
 
-extension PSQLError {
+/// A PostgreSQL error as the store reports it: what the server said (SQLSTATE, its message, the constraint and table)
+/// or why the connection failed. postgres-nio's own description of an error is a generic sentence ("to prevent
+/// accidental leakage of sensitive data"), which left operators guessing (issue 39); its debug description holds the
+/// statement and the server's `detail`, which may echo the values bound. This holds neither: the server's message
+/// names the constraint or the problem, not the row.
+package struct PostgresStoreError: Error, CustomStringConvertible {
+    let underlying: PSQLError
+
+    package var description: String {
+        var parts: [String] = []
+        if let info = underlying.serverInfo {
+            if let state = info[.sqlState] { parts.append("SQLSTATE \(state)") }
+            if let message = info[.message] { parts.append(message) }
+            if let constraint = info[.constraintName] { parts.append("constraint \(constraint)") }
+            if let table = info[.tableName] { parts.append("table \(table)") }
+        }
+        if let cause = underlying.underlying { parts.append("\(cause)") }
+        return "PostgreSQL error (\(underlying.code))" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+    }
+
     /// Whether the server refused the statement for `violation`, optionally of the constraint named `constraint`.
     func violates(_ violation: ConstraintViolation, constraint: String? = nil) -> Bool {
-        guard code == .server, serverInfo?[.sqlState] == violation.rawValue else { return false }
-        return constraint.map { serverInfo?[.constraintName] == $0 } ?? true
+        let info = underlying.serverInfo
+        guard underlying.code == .server, info?[.sqlState] == violation.rawValue else { return false }
+        return constraint.map { info?[.constraintName] == $0 } ?? true
+    }
+
+    /// Runs `body`, reporting a postgres-nio error as a ``PostgresStoreError``.
+    static func described<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as PSQLError {
+            throw PostgresStoreError(underlying: error)
+        }
     }
 }
 

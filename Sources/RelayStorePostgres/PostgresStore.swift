@@ -151,9 +151,9 @@ package final class PostgresStore: PushStore {
                     \(tenant.appsColumn), \(tenant.defaultApp), \(tenant.limits.criticalReservePerHour))
                 """
             )
-        } catch let error as PSQLError where error.violates(.unique, constraint: "tenants_name_key") {
+        } catch let error as PostgresStoreError where error.violates(.unique, constraint: "tenants_name_key") {
             throw StoreError.duplicate("tenant \(tenant.name)")
-        } catch let error as PSQLError where error.violates(.unique) {
+        } catch let error as PostgresStoreError where error.violates(.unique) {
             throw StoreError.duplicate("tenant \(tenant.name) (id \(tenant.id))")
         }
     }
@@ -191,7 +191,7 @@ package final class PostgresStore: PushStore {
                 RETURNING id
                 """
             )
-        } catch let error as PSQLError where error.violates(.unique) {
+        } catch let error as PostgresStoreError where error.violates(.unique) {
             throw StoreError.duplicate("tenant \(tenant.name)")
         }
         guard !updated.isEmpty else { throw StoreError.notFound("tenant \(tenant.id)") }
@@ -214,9 +214,9 @@ package final class PostgresStore: PushStore {
                 RETURNING id
                 """
             )
-        } catch let error as PSQLError where error.violates(.foreignKey) {
+        } catch let error as PostgresStoreError where error.violates(.foreignKey) {
             throw StoreError.notFound("tenant \(key.tenantID)")
-        } catch let error as PSQLError where error.violates(.unique) {
+        } catch let error as PostgresStoreError where error.violates(.unique) {
             throw StoreError.duplicate("key \(key.id)")
         }
         guard !inserted.isEmpty else { throw StoreError.notFound("tenant \(key.tenantID)") }

@@ -400,3 +400,27 @@ struct PostgresJournalClaimTests {
         }
     }
 }
+
+/// Issue 39 item 3: a PostgreSQL error says what happened (SQLSTATE, message, constraint), not postgres-nio's generic
+/// sentence, and quotes no value of the row.
+@Suite(.enabled(if: PostgresTestDatabase.isAvailable), .timeLimit(.minutes(1)))
+struct PostgresStoreErrorTests {
+    @Test func aCommitThatCollidesNamesTheConstraint() async throws {
+        try await PostgresTestDatabase.withStore { store in
+            var chain = AuditChain(chain: "shared-id", head: nil)
+            let record = chain.append(
+                AuditEntry(timeMillis: 1_800_000_000_000, event: .admin, actor: "test", detail: "secret-ish detail"))
+            try await store.commit(StoreBatch(audit: [record]))
+            do {
+                try await store.commit(StoreBatch(audit: [record]))
+                Issue.record("a second record with the same chain and seq was stored")
+            } catch {
+                let text = "\(error)"
+                #expect(text.contains("SQLSTATE 23505"), "\(text)")
+                #expect(text.contains("audit_records_chain_seq_key"), "\(text)")
+                #expect(!text.contains("Generic description"))
+                #expect(!text.contains("shared-id") && !text.contains("secret-ish"), "no value of the row: \(text)")
+            }
+        }
+    }
+}
