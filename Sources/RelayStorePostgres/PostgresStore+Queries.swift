@@ -73,7 +73,9 @@ extension PostgresStore {
         let logger: Logger
 
         func execute(_ query: PostgresQuery) async throws {
-            try await PostgresStoreError.described { try await PostgresStore.drain(connection.query(query, logger: logger)) }
+            try await PostgresStoreError.described {
+                try await PostgresStore.drain(connection.query(query, logger: logger))
+            }
         }
 
         func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
