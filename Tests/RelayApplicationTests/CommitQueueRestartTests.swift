@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RelayCore
 import RelayStore
 import Testing
@@ -160,6 +161,37 @@ struct CommitQueueRestartTests {
                 try await queue.submit(StoreBatch(), audit: [CommitQueueTests.entry("after the restart")])
             }
             #expect(try await store.auditCheckpoints(chain: "relay").isEmpty)
+        }
+    }
+}
+
+/// Issue 39 item 2: a commit that fails on a conflict never wedges the instance.
+@Suite(.timeLimit(.minutes(1)))
+struct CommitQueueConflictTests {
+    /// Another writer stores the next record of this instance's chain: the commit that collides with it fails, and
+    /// the next goes on after it, so the chain keeps growing and verifies.
+    @Test func aRecordAnotherWriterStoredDoesNotWedgeTheChain() async throws {
+        try await CommitQueueRestartTests.withSQLiteFile { path in
+            let store = try SQLiteStore(path: path)
+            try await store.migrate()
+            let queue = CommitQueue(
+                store: store, settings: AuditLogSettings(chain: "relay"),
+                logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            try await CommitQueueTests.withRunning(queue) {
+                try await queue.submit(StoreBatch(), audit: [CommitQueueTests.entry("mine 1")])
+                // The other writer, from the head it reads.
+                var other = AuditChain(chain: "relay", head: try await store.auditHead(chain: "relay"))
+                try await store.commit(StoreBatch(audit: [other.append(CommitQueueTests.entry("theirs"))]))
+
+                await #expect(throws: (any Error).self) {
+                    try await queue.submit(StoreBatch(), audit: [CommitQueueTests.entry("collides")])
+                }
+                try await queue.submit(StoreBatch(), audit: [CommitQueueTests.entry("mine 2")])
+                try await queue.submit(StoreBatch(), audit: [CommitQueueTests.entry("mine 3")])
+            }
+            let records = try await store.auditRecords(chain: "relay", after: 0, limit: 10).map(\.record)
+            #expect(records.compactMap(\.detail) == ["mine 1", "theirs", "mine 2", "mine 3"])
+            #expect(try await store.verifyAuditChain("relay", publicKey: nil).isIntact)
         }
     }
 }

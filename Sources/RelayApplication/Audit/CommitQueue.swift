@@ -295,6 +295,33 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         /// When held writes are committed again without new submissions, and the wait after that.
         var retryAt: RelayClock.Instant?
         var backoff: Duration = .zero
+        /// A commit failed: the chain's head is read from the store again before the next, so that a conflict (a
+        /// record another writer stored at the next seq) cannot make every later commit fail.
+        var rereadHead = false
+    }
+
+    /// Reads the chain's head from the store after a failed commit. Normally it is the head in memory (the failed
+    /// commit stored nothing); if another writer appended to this chain (two instances given one `[audit] instance`),
+    /// the chain goes on after its records, which is logged: it still verifies, with two writers' records in it.
+    private func rereadHead(_ round: inout Round) async {
+        do {
+            let stored = try await store.auditHead(chain: settings.chain)
+            round.rereadHead = false
+            let inMemory = round.chain?.head
+            if (stored?.seq ?? 0) == (inMemory?.seq ?? 0), stored == nil || stored == inMemory { return }
+            logger.critical(
+                """
+                Another writer appended to this instance's audit chain: give every instance its own [audit] \
+                instance; this one goes on after the stored head
+                """,
+                metadata: [
+                    "audit.chain": "\(settings.chain)", "audit.seq": "\(stored?.seq ?? 0)",
+                    "audit.seq_in_memory": "\(round.chain?.head.seq ?? 0)",
+                ])
+            round.chain = AuditChain(chain: settings.chain, head: stored)
+        } catch {
+            // The store is still failing: the next attempt reads it again.
+        }
     }
 
     /// Signs the head alone when it is unsigned; a failed attempt is tried again an interval later, not in a loop.
@@ -316,6 +343,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
     /// - Returns: How many of `submissions`' writes left the queue (committed, failed or held), to free their room.
     private func commit(_ newSubmissions: [Submission], in round: inout Round) async -> Int {
         let written = newSubmissions.reduce(0) { $0 + $1.size }
+        if round.rereadHead { await rereadHead(&round) }
         let heldBefore = round.held.count
         var submissions = round.held + newSubmissions
         round.held = []
@@ -370,6 +398,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
             } catch {
                 lastCommitFailed.store(true, ordering: .relaxed)
                 failedCommits.increment()
+                round.rereadHead = settings.enabled
                 for index in submissions.indices where submissions[index].ifFailed == .fail {
                     submissions[index].resume(throwing: error)
                 }
