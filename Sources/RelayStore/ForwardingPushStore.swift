@@ -75,6 +75,15 @@ extension ForwardingPushStore {
 
     package func fingerprintKey() async throws -> [UInt8] { try await base.fingerprintKey() }
 
+    package func claimInstance(_ lease: InstanceLease, now: Date) async throws -> InstanceLease {
+        try await base.claimInstance(lease, now: now)
+    }
+    package func renewInstance(_ instance: String, token: String, until: Date) async throws -> Bool {
+        try await base.renewInstance(instance, token: token, until: until)
+    }
+    package func releaseInstance(_ instance: String, token: String) async throws {
+        try await base.releaseInstance(instance, token: token)
+    }
     package func claimJournal(_ claim: JournalClaim) async throws -> [JournalEntry] {
         try await base.claimJournal(claim)
     }

@@ -20,6 +20,7 @@ package final class MemoryStore: PushStore {
         var journal: [String: JournalEntry] = [:]
         /// What each tenant's critical reserve gave, by tenant and UTC hour.
         var criticalReserve: [String: [Int64: Int]] = [:]
+        var instances: [String: InstanceLease] = [:]
     }
 
     private let state = Mutex(State())
@@ -146,6 +147,30 @@ package final class MemoryStore: PushStore {
                 state.journal[entry.receiptID] = entry
             }
             for id in batch.journalDeletes { state.journal[id] = nil }
+        }
+    }
+
+    package func claimInstance(_ lease: InstanceLease, now: Date) async throws -> InstanceLease {
+        state.withLock { state in
+            if let current = state.instances[lease.instance], current.token != lease.token, current.leaseUntil > now {
+                return current
+            }
+            state.instances[lease.instance] = lease
+            return lease
+        }
+    }
+
+    package func renewInstance(_ instance: String, token: String, until: Date) async throws -> Bool {
+        state.withLock { state in
+            guard state.instances[instance]?.token == token else { return false }
+            state.instances[instance]?.leaseUntil = until
+            return true
+        }
+    }
+
+    package func releaseInstance(_ instance: String, token: String) async throws {
+        state.withLock { state in
+            if state.instances[instance]?.token == token { state.instances[instance] = nil }
         }
     }
 

@@ -114,6 +114,16 @@ package protocol PushStore: Sendable {
     /// tenant's.
     func journalStatistics(tenantID: String?) async throws -> JournalStatistics
 
+    // MARK: Instance leases
+    /// Takes the lease on `lease.instance` for `lease.token` when nobody holds it, its holder's lease ended by `now`,
+    /// or `lease.token` holds it already; returns who holds it afterwards (`lease` itself when it was taken). Two
+    /// processes claiming at once never both get it.
+    func claimInstance(_ lease: InstanceLease, now: Date) async throws -> InstanceLease
+    /// Extends to `until` the lease `token` holds on `instance`; `false` when it holds it no longer.
+    func renewInstance(_ instance: String, token: String, until: Date) async throws -> Bool
+    /// Ends the lease `token` holds on `instance`, if it still does.
+    func releaseInstance(_ instance: String, token: String) async throws
+
     // MARK: Secrets
     /// A random 32-byte key made on first use and kept, for token fingerprints that stay stable across restarts and
     /// instances.

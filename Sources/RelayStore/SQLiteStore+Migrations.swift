@@ -15,6 +15,7 @@ extension SQLiteStore {
         migrator.registerMigration("apps", migrate: addApps)
         migrator.registerMigration("receipt_live_activity_event", migrate: addReceiptLiveActivityEvent)
         migrator.registerMigration("critical_reserve", migrate: addCriticalReserve)
+        migrator.registerMigration("instance_leases", migrate: addInstanceLeases)
         return migrator
     }()
 
@@ -276,6 +277,21 @@ extension SQLiteStore {
                 );
 
                 ALTER TABLE usage_daily ADD COLUMN critical INTEGER NOT NULL DEFAULT 0;
+                """
+        )
+    }
+
+    /// Who runs as each instance id (``InstanceLease``).
+    private static func addInstanceLeases(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE instance_leases (
+                    instance TEXT NOT NULL PRIMARY KEY,
+                    token TEXT NOT NULL,
+                    holder TEXT NOT NULL,
+                    started_at REAL NOT NULL,
+                    lease_until REAL NOT NULL
+                );
                 """
         )
     }

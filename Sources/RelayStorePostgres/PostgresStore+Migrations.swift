@@ -22,6 +22,7 @@ extension PostgresStore {
         Migration(name: "apps", statements: apps),
         Migration(name: "receipt_live_activity_event", statements: receiptLiveActivityEvent),
         Migration(name: "critical_reserve", statements: criticalReserve),
+        Migration(name: "instance_leases", statements: instanceLeases),
     ]
 
     /// Any 32-bit constant naming "PushRelay's migrations" among the database's advisory locks; the second half of
@@ -348,5 +349,18 @@ extension PostgresStore {
         )
         """,
         "ALTER TABLE usage_daily ADD COLUMN critical bigint NOT NULL DEFAULT 0",
+    ]
+
+    /// Who runs as each instance id (``InstanceLease``), as SQLite's migration of the same name.
+    private static let instanceLeases: [PostgresQuery] = [
+        """
+        CREATE TABLE instance_leases (
+            instance text PRIMARY KEY,
+            token text NOT NULL,
+            holder text NOT NULL,
+            started_at double precision NOT NULL,
+            lease_until double precision NOT NULL
+        )
+        """
     ]
 }

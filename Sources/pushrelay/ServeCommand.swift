@@ -47,6 +47,17 @@ struct ServeCommand: AsyncParsableCommand {
                 "Created a new, empty SQLite database (mode 0600)",
                 metadata: ["relay.store": "\(configuration.storeSummary)"])
         }
+        // The instance id names this relay's audit chain and holds its journal entries: one live process each.
+        let claim: InstanceClaim
+        do {
+            claim = try await InstanceClaim.take(instance: configuration.audit.instance, store: store, logger: logger)
+        } catch let inUse as InstanceInUse {
+            logger.critical("Another relay runs with this instance id", metadata: ["error": "\(inUse)"])
+            throw ExitCode(1)
+        } catch {
+            logger.critical("The instance id could not be leased in the store", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
+        }
         let assembly = try RelayAssembly.make(configuration: configuration, store: store, logger: logger)
         // Before the listener accepts: what a previous run left in the delivery journal (a crash, or a drain cut
         // short) is claimed and queued first; it is sent once the services run.
@@ -74,7 +85,8 @@ struct ServeCommand: AsyncParsableCommand {
                     Bootstrap.recordPoolGauges(assembly.poolStatistics())
                     return Bootstrap.exposition()
                 },
-                services: assembly.services + [ReloadOnHangUp(certificates: certificates, logger: logger)],
+                // The claim first, so that it stops last: the lease is given back after the last commit.
+                services: [claim] + assembly.services + [ReloadOnHangUp(certificates: certificates, logger: logger)],
                 logger: logger,
                 onServerRunning: { port in
                     logger.info(

@@ -26,7 +26,7 @@ extension ConfigurationReader {
         let android = android()
         let limits = limits()
         let criticalPerDevicePerMinute = criticalPerDevicePerMinute()
-        let audit = audit()
+        let audit = audit(store: store)
         let receipts = receipts()
         let logging = logging()
         return RelayConfiguration(
@@ -419,12 +419,14 @@ extension ConfigurationReader {
             ?? RelayConfiguration.defaultCriticalPerDevicePerMinute
     }
 
-    mutating func audit() -> RelayConfiguration.Audit {
+    mutating func audit(store: RelayConfiguration.Store) -> RelayConfiguration.Audit {
         typealias Audit = RelayConfiguration.Audit
         var audit = Audit()
         audit.enabled = boolean(ConfigurationKey.auditEnabled) ?? audit.enabled
         if let instance = string(ConfigurationKey.auditInstance) {
-            if let problem = Audit.instanceProblem(instance) {
+            if instance == Audit.autoInstance {
+                (audit.instance, audit.instanceSuffixFile) = Audit.derivedInstance(stateFolder: store.stateFolder)
+            } else if let problem = Audit.instanceProblem(instance) {
                 report(ConfigurationKey.auditInstance, problem)
             } else {
                 audit.instance = instance

@@ -1,3 +1,4 @@
+internal import Foundation
 package import RelayCore
 
 #if canImport(Glibc)
@@ -14,8 +15,12 @@ extension RelayConfiguration {
     package struct Audit: Sendable, Equatable {
         /// `enabled`: whether audit records are written at all.
         package var enabled: Bool
-        /// `instance`: this instance's chain id; the host name unless set.
+        /// `instance`: this instance's chain id; the host name unless set; `"auto"` resolved
+        /// (``derivedInstance(stateFolder:)``).
         package var instance: String
+        /// With `instance = "auto"`: the file that keeps the id's suffix, or `nil` when the suffix is new for each
+        /// start (no folder to keep it in).
+        package var instanceSuffixFile: String?
         /// `signing_key_file`: where the checkpoint signing key was read from, resolved.
         package var signingKeyFile: String?
         /// The contents of `signing_key_file`: the base64 Ed25519 private key, already checked to be one.
@@ -39,6 +44,7 @@ extension RelayConfiguration {
             self.signingKey = signingKey
             self.checkpointIntervalSeconds = checkpointIntervalSeconds
             self.retentionDays = retentionDays
+            self.instanceSuffixFile = nil
         }
 
         /// The chain the command-line tools of this instance write their admin records to: `<instance>:cli`.
@@ -48,6 +54,36 @@ extension RelayConfiguration {
         package var cliChain: String { instance + Self.cliSuffix }
 
         static let cliSuffix = ":cli"
+
+        /// The `instance` value that asks for an id made from the host name and a suffix (the container image's).
+        package static let autoInstance = "auto"
+
+        /// The id `instance = "auto"` stands for: the host name, `-`, and 8 hexadecimal digits kept in
+        /// `<stateFolder>/instance-id` (made at the first start), so that the id stays the same across restarts on the
+        /// same data while two hosts, or two containers of one image, never share one. Without a folder that can keep
+        /// the file, the suffix is new for each start: each start then writes a new chain, which verifies as any other.
+        ///
+        /// - Returns: The id, and the file that keeps its suffix (`nil` when it could not be kept).
+        package static func derivedInstance(stateFolder: String?) -> (instance: String, suffixFile: String?) {
+            let host = String(defaultInstance.prefix(maximumInstanceLength - 9))
+            guard let stateFolder else { return (host + "-" + randomSuffix(), nil) }
+            let file = URL(fileURLWithPath: stateFolder).appendingPathComponent("instance-id").path
+            if let kept = try? String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(
+                in: .whitespacesAndNewlines),
+                kept.count == 8, kept.allSatisfy(\.isHexDigit)
+            {
+                return (host + "-" + kept.lowercased(), file)
+            }
+            let suffix = randomSuffix()
+            guard FileManager.default.createFile(atPath: file, contents: Data((suffix + "\n").utf8)) else {
+                return (host + "-" + suffix, nil)
+            }
+            return (host + "-" + suffix, file)
+        }
+
+        private static func randomSuffix() -> String {
+            String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8)
+        }
 
         /// The signing key, or `nil` when none is configured.
         package var auditSigningKey: AuditSigningKey? {
@@ -92,17 +128,28 @@ extension RelayConfiguration {
             }
         }
 
+        /// The host name as the system gives it; empty if it gives none.
+        package static var hostName: String {
+            var buffer = [CChar](repeating: 0, count: 256)
+            guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+            let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+
         /// The host name, with any character a chain id may not hold replaced by `-`; `relay` if it has none.
         package static var defaultInstance: String {
-            var buffer = [CChar](repeating: 0, count: 256)
-            guard gethostname(&buffer, buffer.count - 1) == 0 else { return "relay" }
-            let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-            let name = String(decoding: bytes, as: UTF8.self)
+            let name = hostName
             let cleaned = String(
                 String.UnicodeScalarView(name.unicodeScalars.map { isInstanceCharacter($0) ? $0 : "-" })
             ).prefix(maximumInstanceLength)
             guard !cleaned.isEmpty, instanceProblem(String(cleaned)) == nil else { return "relay" }
             return String(cleaned)
         }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

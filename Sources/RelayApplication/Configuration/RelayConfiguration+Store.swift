@@ -74,6 +74,13 @@ extension RelayConfiguration {
             return "the folder \(folder) of the SQLite database does not exist; create it, or correct the path"
         }
 
+        /// The folder this instance keeps its own files in: the SQLite database's, else the journal key file's
+        /// (PostgreSQL); `nil` for a store in memory, or PostgreSQL without a key file.
+        package var stateFolder: String? {
+            if case .sqlite(let path)? = location { return URL(fileURLWithPath: path).deletingLastPathComponent().path }
+            return journalKeyFile.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path }
+        }
+
         /// ``url`` with any password replaced by `redacted`: safe to log.
         package var redactedURL: String {
             guard var components = URLComponents(string: url), components.password != nil else { return url }

@@ -47,7 +47,9 @@ extension RelayConfiguration {
     package var auditSummary: String {
         guard audit.enabled else { return "audit off" }
         let signing = audit.auditSigningKey.map { "signed checkpoints, key \($0.publicKey.keyID)" } ?? "unsigned"
-        return "audit chain \(audit.instance) (\(signing); kept \(audit.retentionDays) days)"
+        let derived =
+            audit.instanceSuffixFile.map { ", id auto, suffix kept in \($0)" } ?? ""
+        return "audit chain \(audit.instance) (\(signing); kept \(audit.retentionDays) days\(derived))"
     }
 
     /// The store without a password.

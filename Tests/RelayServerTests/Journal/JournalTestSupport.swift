@@ -192,6 +192,18 @@ final class DyingStore: PushStore {
         try alive()
         return try await base.fingerprintKey()
     }
+    func claimInstance(_ lease: InstanceLease, now: Date) async throws -> InstanceLease {
+        try alive()
+        return try await base.claimInstance(lease, now: now)
+    }
+    func renewInstance(_ instance: String, token: String, until: Date) async throws -> Bool {
+        try alive()
+        return try await base.renewInstance(instance, token: token, until: until)
+    }
+    func releaseInstance(_ instance: String, token: String) async throws {
+        try alive()
+        try await base.releaseInstance(instance, token: token)
+    }
     func claimJournal(_ claim: JournalClaim) async throws -> [JournalEntry] {
         try alive()
         return try await base.claimJournal(claim)
