@@ -24,12 +24,17 @@ struct FaultLedger {
         refused.merge(other.refused, uniquingKeysWith: +)
     }
 
-    /// The counts of a scenario, given the `apns-id`s (lowercased) the upstream answered 200.
-    func tally(upstreamAccepted: Set<String>) -> Tally {
+    /// The counts of a scenario, given the `apns-id`s (lowercased) the upstream answered 200 and, where the
+    /// scenario counts them, how many times each `apns-id` arrived at the upstream (every send, whatever its answer).
+    func tally(upstreamAccepted: Set<String>, arrivals: [String: Int] = [:]) -> Tally {
         var tally = Tally(pushes: pushes)
         tally.answered = tickets.count
         tally.answeredPending = tickets.values.filter { $0 == "pending" }.count
         tally.refused = refused.values.reduce(0, +)
+        tally.unavailable = refused["status 503"] ?? 0
+        tally.tooManyRequests = refused["status 429"] ?? 0
+        tally.mostArrivals = arrivals.values.max() ?? 0
+        tally.arrivedAgain = arrivals.values.filter { $0 > 1 }.count
         tally.stuck = stuck.count
         tally.missing = missing.count
         for (id, ticket) in tickets {
@@ -77,6 +82,14 @@ struct FaultLedger {
         var disagreeing = 0
         /// Pushes of requests not answered with tickets (refused, or no answer).
         var refused = 0
+        /// Of ``refused``: pushes of requests answered 503 (the store unavailable, say).
+        var unavailable = 0
+        /// Of ``refused``: pushes of requests answered 429 (a rate limit or quota).
+        var tooManyRequests = 0
+        /// The most times one push arrived at the upstream (0 where the scenario does not count arrivals).
+        var mostArrivals = 0
+        /// Pushes that arrived at the upstream more than once (0 where the scenario does not count arrivals).
+        var arrivedAgain = 0
         /// Distinct pushes the upstream answered 200.
         var upstreamAccepted = 0
         /// Of those, pushes without a ticket: sent by the relay for a request whose answer never arrived.

@@ -35,14 +35,16 @@ struct FaultTraffic {
     }
 
     /// Sends the requests evenly over `seconds` (open loop), each once, and returns what the answers said.
-    func send(_ requests: [[Int]], over seconds: Double) async -> FaultLedger {
+    ///
+    /// - Parameter synchronous: No request asks `Prefer: respond-async` (otherwise every third one does).
+    func send(_ requests: [[Int]], over seconds: Double, synchronous: Bool = false) async -> FaultLedger {
         let clock = ContinuousClock()
         let start = clock.now
         let interval = Duration.seconds(seconds) / max(requests.count, 1)
         return await withTaskGroup(of: FaultLedger.self) { group in
             for (index, tokens) in requests.enumerated() {
                 try? await Task.sleep(until: start + interval * index, clock: clock)
-                group.addTask { await self.push(tokens, respondAsync: index % 3 == 2) }
+                group.addTask { await self.push(tokens, respondAsync: !synchronous && index % 3 == 2) }
             }
             var ledger = FaultLedger()
             for await part in group { ledger.merge(part) }
@@ -122,7 +124,8 @@ struct FaultTraffic {
             body: body, timeout: .seconds(30))
         for _ in 0..<30 {
             let response = try await pool.send(request)
-            if response.status == 429 {
+            // 503: a store that is recovering from a fault (full, or its database away) answers again shortly.
+            if response.status == 429 || response.status == 503 {
                 try await Task.sleep(for: .seconds(1))
                 continue
             }
@@ -137,7 +140,7 @@ struct FaultTraffic {
             }
             return found
         }
-        throw ValidationError("receipts lookups kept being refused (429)")
+        throw ValidationError("receipts lookups kept being refused (429 or 503)")
     }
 }
 
