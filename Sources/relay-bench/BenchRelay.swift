@@ -95,10 +95,14 @@ struct BenchRelay {
 
     /// Starts `pushrelay serve` and returns once it listens.
     ///
-    /// - Parameter quiet: the relay logs at `warning`: no access line per request, as a throughput run wants (and as
-    ///   builds before the access line ran). Its start line is then not logged: the caller waits for `/readyz`.
-    func start(quiet: Bool = false) async throws -> RelayProcess {
-        let process = try RelayProcess(executable: executable, config: configPath, logLevel: quiet ? "warning" : "info")
+    /// - Parameters:
+    ///   - quiet: the relay logs at `warning`: no access line per request, as a throughput run wants (and as builds
+    ///     before the access line ran). Its start line is then not logged: the caller waits for `/readyz`.
+    ///   - launcher: A program that runs `pushrelay` with the arguments it is given (`serve --config …`), in place of
+    ///     ``executable`` (`relay-bench faults` runs the relay in a namespace of its own that way).
+    func start(quiet: Bool = false, launcher: String? = nil) async throws -> RelayProcess {
+        let process = try RelayProcess(
+            executable: launcher ?? executable, config: configPath, logLevel: quiet ? "warning" : "info")
         guard !quiet else { return process }
         do {
             try await process.waitUntilListening()

@@ -15,16 +15,16 @@ struct FaultBenchmark: AsyncParsableCommand {
         commandName: "faults",
         abstract: "Push through the relay while its upstream fails; exit 1 unless every scenario meets its criterion.",
         discussion: """
-            Scenarios: outage (every send 503 for --fault-seconds), storm (30 % 503 for --fault-seconds), resets
-            (10 % RST_STREAM), stalls (10 % never answered), kill (kill -9 of the relay mid-run with a slow upstream,
-            then a restart), quota (a daily quota of 10 across a kill -9 and a restart), slow (an upstream that answers
-            in 12 s, past the relay's 10 s timeout), store-full (the SQLite store's filesystem full for 20 s: mounts a
-            tmpfs, so it needs root, else it is skipped), postgres-down (PostgreSQL cut off for 10 s through a
-            forwarder: needs --postgres-url or RELAY_TEST_POSTGRES_URL, else it is skipped). The first four must
-            deliver at least 99 % of the pushes and lose none; kill must leave no ticket without a final receipt;
-            quota must admit exactly 10 in the day; slow must send no push more than twice and leave no ticket without
-            a final receipt; store-full and postgres-down must leave no ticket without a final receipt and refuse only
-            with 503 (postgres-down: never 429). Takes about three minutes.
+            Scenarios: outage (every send 503 for --fault-seconds), storm (30 % 503 for --fault-seconds), resets (10 %
+            RST_STREAM), stalls (10 % never answered), kill (kill -9 of the relay mid-run with a slow upstream, then a
+            restart), quota (a daily quota of 10 across a kill -9 and a restart), slow (an upstream that answers in 12
+            s, past the relay's 10 s timeout), store-full (the SQLite store's filesystem full for 20 s: a tmpfs, mounted
+            as root or in a user namespace, else it is skipped), postgres-down (PostgreSQL cut off for 10 s through a
+            forwarder: needs --postgres-url or RELAY_TEST_POSTGRES_URL, else it is skipped). The first four must deliver
+            at least 99 % of the pushes and lose none; kill must leave no ticket without a final receipt; quota must
+            admit exactly 10 in the day; slow must send no push more than twice and leave no ticket without a final
+            receipt; store-full and postgres-down must leave no ticket without a final receipt and refuse only with 503
+            (postgres-down: never 429). Takes about three minutes.
             """
     )
 

@@ -16,21 +16,22 @@ extension ScenarioRun {
         let criterion = "0 lost (0 stuck, 0 missing); refusals only 503"
         let filesystem: FaultFilesystem
         do {
-            filesystem = try FaultFilesystem.mount(at: directory + "/store", megabytes: 64)
+            filesystem = try FaultFilesystem.prepare(at: directory + "/store", megabytes: 64, pushrelay: executable)
         } catch let error as FaultFilesystem.Unavailable {
             return .skipped(
-                title, criterion: criterion, because: "cannot mount a tmpfs for the store (\(error.reason)); needs root"
-            )
+                title, criterion: criterion,
+                because: "cannot mount a tmpfs for the store, as root or in a user namespace (\(error.reason))")
         }
         defer { filesystem.unmount() }
         let simulator = try await simulator(latency: .seconds(5))
         let (bench, key) = try relay(simulator, waitMs: 2000, store: #"url = "sqlite://\#(filesystem.path)/relay.db""#)
-        let relay = try await bench.start()
+        let relay = try await bench.start(launcher: filesystem.launcher)
         let pool = try bench.client()
         let traffic = FaultTraffic(pool: pool, url: bench.url, key: key, prefix: prefix)
+        let pid = relay.pid
         async let filled: Int = {
             try? await Task.sleep(for: .seconds(5))
-            return await filesystem.keepFull(for: .seconds(seconds))
+            return await filesystem.keepFull(for: .seconds(seconds), relay: pid)
         }()
         var ledger = await traffic.send((0..<300).map { [$0] }, over: 30, synchronous: true)
         let filler = await filled
@@ -42,7 +43,9 @@ extension ScenarioRun {
             tally: tally,
             criterion: criterion,
             passed: tally.lost == 0 && tally.refused == tally.unavailable,
-            notes: "filled with \(filler / 1_048_576) MiB; refused \(ledger.refused); \(tally.disagreeing) disagreeing "
+            notes:
+                "filled with \(filler / 1_048_576) MiB\(filesystem.launcher == nil ? "" : " in the relay's namespace")"
+                + "; refused \(ledger.refused); \(tally.disagreeing) disagreeing "
                 + "with the upstream, \(tally.untracked) accepted upstream without a ticket",
             seconds: 0
         )
