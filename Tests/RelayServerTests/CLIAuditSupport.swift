@@ -1,19 +1,33 @@
 import Foundation
 import RelayCore
 import RelayStore
+import RelayStorePostgres
 import Testing
 
 @testable import RelayApplication
 @testable import RelayServer
 
-/// The stores the operations tests run against: memory, and SQLite in a temporary file.
+/// The stores the operations tests run against: memory, SQLite in a temporary file, and PostgreSQL when
+/// `RELAY_TEST_POSTGRES_URL` names a database (``available``).
 enum CLIStoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case sqlite
+    case postgres
 
     var testDescription: String { rawValue }
 
-    /// Runs `body` with a fresh, migrated store; the SQLite file lives in a folder removed afterwards.
+    static let postgresURL: String? = {
+        guard let url = ProcessInfo.processInfo.environment["RELAY_TEST_POSTGRES_URL"], !url.isEmpty else {
+            return nil
+        }
+        return url
+    }()
+
+    /// The kinds that run on this machine.
+    static var available: [CLIStoreKind] { allCases.filter { $0 != .postgres || postgresURL != nil } }
+
+    /// Runs `body` with a fresh, migrated store; the SQLite file lives in a folder removed afterwards, a PostgreSQL
+    /// store in a schema of its own, dropped afterwards.
     func withStore(_ body: (any PushStore) async throws -> Void) async throws {
         let folder = try ConfigurationFolder()
         defer { folder.remove() }
@@ -21,9 +35,32 @@ enum CLIStoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         switch self {
         case .memory: store = MemoryStore()
         case .sqlite: store = try SQLiteStore(path: folder.file("relay.db"))
+        case .postgres:
+            try await Self.withPostgresStore(body)
+            return
         }
         try await store.migrate()
         try await body(store)
+    }
+
+    private static func withPostgresStore(_ body: (any PushStore) async throws -> Void) async throws {
+        let url = try #require(postgresURL, "RELAY_TEST_POSTGRES_URL is not set")
+        var configuration = try PostgresStoreConfiguration(url: url)
+        configuration.schema =
+            "pushrelay_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        configuration.maximumConnections = 2
+        let store = PostgresStore(configuration: configuration)
+        store.start()
+        var failure: (any Error)?
+        do {
+            try await store.migrate()
+            try await body(store)
+        } catch {
+            failure = error
+        }
+        try? await store.dropSchema()
+        await store.shutdown()
+        if let failure { throw failure }
     }
 }
 
