@@ -11,12 +11,16 @@ import Glibc
 import Darwin
 #endif
 
-/// `pushrelay audit …`: reading, checking, exporting and pruning the tamper-evident audit log (Docs/auditors.md).
+/// `pushrelay audit …`: reading, checking, exporting, pruning and archiving the tamper-evident audit log
+/// (Docs/auditors.md).
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
-        abstract: "Query, verify, export and prune the audit log; make its signing key or show its public half.",
-        subcommands: [Query.self, Verify.self, Export.self, Keygen.self, PublicKey.self, Prune.self]
+        abstract:
+            "Query, verify, export, prune and archive the audit log; make its signing key or show its public half.",
+        subcommands: [
+            Query.self, Verify.self, Export.self, Keygen.self, PublicKey.self, Prune.self, Archive.self,
+        ]
     )
 
     struct Query: AsyncParsableCommand {
@@ -98,7 +102,10 @@ struct AuditCommand: AsyncParsableCommand {
                 Without --export, walks every chain in the store (or --chain) and checks every link and every stored \
                 checkpoint; with --public-key (default: the public half of [audit] signing_key_file) checkpoint \
                 signatures are checked too. With --export FILE, checks an export file with the public key alone, \
-                without a store or a configuration file; every section must end on a signed checkpoint.
+                without a store or a configuration file; every section must end on a signed checkpoint. With \
+                --archive FILE (repeated for several archives), checks each archive file like an export, then that \
+                the archives and the store form one chain each: every archive starts where the one before it ends, \
+                and the store's chain continues from the last archived record (its seq + 1, linked onto its link).
                 Exit status: 0 intact, 1 altered (the message names the chain and the seq), 2 usage or configuration \
                 error.
                 """
@@ -111,12 +118,22 @@ struct AuditCommand: AsyncParsableCommand {
         var publicKey: String?
         @Option(help: ArgumentHelp("Verify this export file instead of the store.", valueName: "file"))
         var export: String?
+        @Option(
+            name: .customLong("archive"),
+            help: ArgumentHelp(
+                "An archive file (audit archive) to verify with the store: the live chains must continue it; repeat "
+                    + "for each archive.",
+                valueName: "file")
+        )
+        var archives: [String] = []
         @OptionGroup var options: StoreOptions
 
         func run() async throws {
             let intact: Bool
             do {
-                if let export {
+                if !archives.isEmpty {
+                    intact = try await verifyArchives()
+                } else if let export {
                     intact = try verifyExport(export)
                 } else {
                     intact = try await verifyStore()
@@ -171,6 +188,25 @@ struct AuditCommand: AsyncParsableCommand {
             } else if key == nil, !options.json {
                 print("No public key: checkpoints are compared with the records, but their signatures are not checked.")
             }
+            let results = try await verifyChains(of: store, publicKey: key)
+            let intact = results.allSatisfy(\.isIntact)
+            if options.json {
+                printJSON(.object(["intact": .bool(intact), "chains": .array(results.map(\.json))]))
+            } else if results.isEmpty {
+                print("The audit log is empty.")
+            } else {
+                print(
+                    intact
+                        ? "Audit log intact (\(results.count) chain\(results.count == 1 ? "" : "s"))."
+                        : "Audit log NOT intact.")
+            }
+            return intact
+        }
+
+        /// Verifies every chain of the store (or `--chain`), printing a line per chain unless `--json`.
+        private func verifyChains(of store: any PushStore, publicKey key: AuditPublicKey?) async throws
+            -> [AuditVerification]
+        {
             let known = try await store.auditChains()
             let chains: [String]
             if let chain {
@@ -198,16 +234,54 @@ struct AuditCommand: AsyncParsableCommand {
                     }
                 }
             }
-            let intact = results.allSatisfy(\.isIntact)
+            return results
+        }
+
+        /// `--archive`: each archive file on its own, then its sections joined with each other and with the
+        /// store's chains, then the store's chains.
+        private func verifyArchives() async throws -> Bool {
+            if export != nil { throw CLIError("--archive and --export: give one or the other") }
+            let (configuration, store) = try await openStore(options)
+            guard let key = try publicKey.map(readPublicKey) ?? configuration.audit.auditSigningKey?.publicKey else {
+                throw CLIError(
+                    "--archive needs the signing key's public half: --public-key, or [audit] signing_key_file in the "
+                        + "configuration")
+            }
+            let files = try archives.map { path in
+                do {
+                    return try AuditArchiveFile.read(path: path, publicKey: key)
+                } catch {
+                    throw CLIError("--archive \(path): \(error)")
+                }
+            }
+            if !options.json {
+                for file in files {
+                    print("archive \(file.path) (sha256 \(file.sha256)):")
+                    for line in AuditExportCheck.report(file.result) { print("  " + line) }
+                }
+            }
+            let joins = try await AuditArchiveCheck.join(files, store: store, chains: chain.map { [$0] })
+            if !options.json {
+                for join in joins {
+                    print(join.line)
+                    for note in join.notes { printError("note: " + note) }
+                }
+            }
+            let results = try await verifyChains(of: store, publicKey: key)
+            let intact =
+                files.allSatisfy(\.result.isIntact) && joins.allSatisfy(\.isJoined) && results.allSatisfy(\.isIntact)
             if options.json {
-                printJSON(.object(["intact": .bool(intact), "chains": .array(results.map(\.json))]))
-            } else if chains.isEmpty {
-                print("The audit log is empty.")
+                printJSON(
+                    .object([
+                        "intact": .bool(intact), "keyID": .string(key.keyID),
+                        "archives": .array(files.map(\.json)), "joins": .array(joins.map(\.json)),
+                        "chains": .array(results.map(\.json)),
+                    ]))
             } else {
                 print(
                     intact
-                        ? "Audit log intact (\(chains.count) chain\(chains.count == 1 ? "" : "s"))."
-                        : "Audit log NOT intact.")
+                        ? "Archives and audit log intact, joined (key \(key.keyID))."
+                        : "Archives and audit log NOT intact.")
             }
             return intact
         }
@@ -433,10 +507,7 @@ extension AuditCommand {
             }
             if plans.isEmpty { print("Nothing is older than \(configuration.audit.retentionDays) days.") }
             for plan in plans {
-                let span =
-                    plan.firstSeq == plan.anchor.seq
-                    ? "record \(plan.firstSeq)" : "records \(plan.firstSeq)…\(plan.anchor.seq)"
-                print("chain \(plan.chain): \(dryRun ? "would prune" : "pruned") \(span) (\(plan.records))")
+                print("chain \(plan.chain): \(dryRun ? "would prune" : "pruned") \(plan.span) (\(plan.records))")
             }
         }
     }
@@ -513,50 +584,6 @@ final class TerminalProgress {
         guard enabled, shown else { return }
         shown = false
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
-    }
-}
-
-/// Writes lines to a temporary file next to `path` and moves it into place once complete, so a failed export never
-/// leaves a file that looks whole.
-final class LineFileWriter {
-    private let path: String
-    private let temporary: String
-    private let handle: FileHandle
-    private var buffer = Data()
-
-    init(path: String) throws {
-        self.path = path
-        self.temporary = path + ".partial-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil),
-            let handle = FileHandle(forWritingAtPath: temporary)
-        else {
-            throw CLIError("cannot create \(temporary)")
-        }
-        self.handle = handle
-    }
-
-    func write(_ line: String) throws {
-        buffer.append(contentsOf: line.utf8)
-        buffer.append(UInt8(ascii: "\n"))
-        if buffer.count >= 1 << 20 { try flush() }
-    }
-
-    private func flush() throws {
-        try handle.write(contentsOf: buffer)
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    func finish() throws {
-        try flush()
-        try handle.synchronize()
-        try handle.close()
-        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
-        try FileManager.default.moveItem(atPath: temporary, toPath: path)
-    }
-
-    func abandon() {
-        try? handle.close()
-        try? FileManager.default.removeItem(atPath: temporary)
     }
 }
 

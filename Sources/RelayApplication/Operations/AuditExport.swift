@@ -29,6 +29,9 @@ package struct AuditExport: Sendable {
     package let since: Date
     package let until: Date?
     package let signingKey: AuditSigningKey?
+    /// The last seq to export of the chains named here (`audit archive`: the cut), whatever `until` says: records
+    /// appended meanwhile stay out of the file.
+    package let through: [String: Int64]
     let pageSize: Int
     let now: @Sendable () -> Date
 
@@ -37,6 +40,7 @@ package struct AuditExport: Sendable {
         since: Date,
         until: Date?,
         signingKey: AuditSigningKey?,
+        through: [String: Int64] = [:],
         pageSize: Int = 5_000,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
@@ -44,6 +48,7 @@ package struct AuditExport: Sendable {
         self.since = since
         self.until = until
         self.signingKey = signingKey
+        self.through = through
         self.pageSize = max(1, pageSize)
         self.now = now
     }
@@ -115,6 +120,7 @@ package struct AuditExport: Sendable {
     ) async throws -> Section? {
         let sinceMillis = AuditTime.millis(since)
         let untilMillis = until.map(AuditTime.millis)
+        let lastSeq = through[chain]
         let start = try await store.auditAnchor(chain: chain) ?? .genesis(chain: chain)
         let head = try await store.auditHead(chain: chain) ?? start
         let total = Int(clamping: max(0, head.seq - start.seq))
@@ -141,6 +147,7 @@ package struct AuditExport: Sendable {
             for stored in page {
                 let record = stored.record
                 if let untilMillis, record.timeMillis >= untilMillis { break paging }
+                if let lastSeq, record.seq > lastSeq { break paging }
                 if let problem = verifier.feed(record) { throw Failure.notIntact(problem) }
                 var signing: [AuditCheckpoint] = []
                 while let next = checkpoints.first, next.seq <= record.seq {

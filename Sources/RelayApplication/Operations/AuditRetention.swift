@@ -5,15 +5,11 @@ package import RelayStore
 /// Prunes audit records older than `[audit] retention_days`, so that what remains still verifies.
 ///
 /// ### Overview
-/// For each chain, ``plan(chain:now:)`` walks the stored records in order from where the chain starts and finds the
-/// newest record of the unbroken run older than the cutoff; ``apply(_:now:)`` then signs a checkpoint at that
-/// record (when a signing key is configured) and calls ``RelayStore/PushStore/pruneAudit(to:)``, which deletes the
-/// run and keeps that record's seq and link as the chain's anchor. A verifier starts from the anchor, and the signed
-/// checkpoint at the anchor lets an auditor check that the anchor itself is one the key holder saw.
-///
-/// The walk stops at the first record that is not old enough, even if later ones are (a clock stepped back): only a
-/// prefix of a chain can go, since a gap in the middle would read as deleted records. Memory stays bounded: records
-/// are read a page at a time and only the newest candidate is kept.
+/// For each chain, ``plan(chain:now:)`` finds the oldest run of records older than the cutoff (``AuditCut``, which
+/// `audit archive` plans with too); ``apply(_:now:)`` then signs a checkpoint at the run's newest record (when a
+/// signing key is configured) and calls ``RelayStore/PushStore/pruneAudit(to:)``, which deletes the run and keeps
+/// that record's seq and link as the chain's anchor. A verifier starts from the anchor, and the signed checkpoint at
+/// the anchor lets an auditor check that the anchor itself is one the key holder saw.
 ///
 /// Pruning changes no record, so a running relay may go on appending to a chain while it is pruned. Who prunes also
 /// records it: the relay through its commit queue, the command-line tools in their own chain
@@ -42,45 +38,12 @@ package struct AuditRetention: Sendable {
     }
 
     /// What pruning one chain removes.
-    package struct Plan: Sendable, Equatable {
-        package var chain: String
-        /// The first record that goes.
-        package var firstSeq: Int64
-        /// The last record that goes: the chain's new anchor.
-        package var anchor: AuditAnchor
-        /// How many records go.
-        package var records: Int
-        /// Records older than this go: milliseconds since 1970.
-        package var cutoffMillis: Int64
-    }
+    package typealias Plan = AuditCut
 
     /// What pruning `chain` at `now` would remove; `nil` when nothing is old enough.
     package func plan(chain: String, now: Date) async throws -> Plan? {
-        let cutoff = AuditTime.millis(now.addingTimeInterval(-retention))
-        let start = try await store.auditAnchor(chain: chain) ?? .genesis(chain: chain)
-        var newest: AuditRecord?
-        var firstSeq: Int64?
-        var count = 0
-        var position: Int64 = 0
-        paging: while true {
-            let page = try await store.auditRecords(chain: chain, after: position, limit: pageSize)
-            for stored in page {
-                guard stored.record.timeMillis < cutoff else { break paging }
-                if firstSeq == nil { firstSeq = stored.record.seq }
-                newest = stored.record
-                count += 1
-            }
-            guard let last = page.last, page.count == pageSize else { break }
-            position = last.position
-        }
-        guard let newest, let firstSeq, newest.seq > start.seq else { return nil }
-        return Plan(
-            chain: chain,
-            firstSeq: firstSeq,
-            anchor: AuditAnchor(chain: chain, seq: newest.seq, link: newest.link),
-            records: count,
-            cutoffMillis: cutoff
-        )
+        try await AuditCut.plan(
+            store: store, chain: chain, before: now.addingTimeInterval(-retention), pageSize: pageSize)
     }
 
     /// Prunes as `plan` says: first a checkpoint signed at the new anchor (when a signing key is configured), then
@@ -90,10 +53,7 @@ package struct AuditRetention: Sendable {
     @discardableResult
     package func apply(_ plan: Plan, now: Date) async throws -> Int {
         if let signingKey {
-            let checkpoint = signingKey.checkpoint(
-                chain: plan.chain, seq: plan.anchor.seq, link: plan.anchor.link, time: now
-            )
-            try await store.commit(StoreBatch(checkpoints: [checkpoint]))
+            try await store.commit(StoreBatch(checkpoints: [plan.checkpoint(signedBy: signingKey, time: now)]))
         }
         return try await store.pruneAudit(to: plan.anchor)
     }
@@ -115,9 +75,6 @@ package struct AuditRetention: Sendable {
     /// The `retention` entry recording that `plan` was carried out.
     package static func entry(for plan: Plan, actor: String, retentionDays: Int, time: Date) -> AuditEntry {
         let cutoff = AuditTime.iso8601(millis: plan.cutoffMillis)
-        let span =
-            plan.firstSeq == plan.anchor.seq
-            ? "record \(plan.firstSeq)" : "records \(plan.firstSeq)…\(plan.anchor.seq)"
         return AuditEntry(
             timeMillis: AuditTime.millis(time),
             event: .retention,
@@ -130,7 +87,7 @@ package struct AuditRetention: Sendable {
                 "records": .int(Int64(plan.records)),
                 "olderThan": .string(cutoff),
             ]),
-            detail: "pruned \(span) of chain \(plan.chain) (older than \(retentionDays) days, before \(cutoff))"
+            detail: "pruned \(plan.span) of chain \(plan.chain) (older than \(retentionDays) days, before \(cutoff))"
         )
     }
 }
