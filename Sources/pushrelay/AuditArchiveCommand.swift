@@ -102,7 +102,10 @@ extension AuditCommand {
                 return
             }
             guard !cuts.isEmpty else {
-                print("No audit records older than \(before); nothing archived, \(out) not written.")
+                print(
+                    dryRun
+                        ? "No audit records older than \(before); nothing would be archived."
+                        : "No audit records older than \(before); nothing archived, \(out) not written.")
                 return
             }
             for cut in cuts {
