@@ -1,6 +1,7 @@
 import Foundation
 import RelayCore
 import RelayStore
+import Synchronization
 import Testing
 
 @testable import RelayApplication
@@ -245,6 +246,40 @@ struct CLIAuditArchiveTests {
         #expect(try await store.auditCheckpoints(chain: "relay-1") == checkpoints, "nothing was signed")
     }
 
+    @Test func anInterruptedArchiveLeavesAnOverlapThatStillVerifies() async throws {
+        let store = PruneFailingStore()
+        let folder = try ConfigurationFolder()
+        defer { folder.remove() }
+        let key = AuditSigningKey.generate()
+        _ = try await Self.fill(store, key: key)
+        let path = folder.file("archive.jsonl")
+        // relay-1 is pruned, relay-2 is not: the file is whole and verified, and the store still holds relay-2's part.
+        store.failing.withLock { $0 = ["relay-2"] }
+        await #expect(throws: AuditArchive.Failure.self) {
+            _ = try await Self.archive(store, key: key).run(before: Self.cutoff, to: path)
+        }
+        #expect(try await store.auditAnchor(chain: "relay-1")?.seq == 12)
+        #expect(try await store.auditAnchor(chain: "relay-2") == nil)
+
+        let (files, joins, chains) = try await Self.verify([path], store: store, key: key)
+        #expect(files.first?.result.isIntact == true)
+        #expect(joins.allSatisfy { $0.isJoined }, "\(joins.map(\.line))")
+        #expect(
+            joins.last?.notes == [
+                "chain relay-2: records 1…5 are both in \(path) and in the store (the archive's "
+                    + "pruning did not finish)"
+            ])
+        #expect(chains.allSatisfy { $0.isIntact })
+
+        // Had the store's copy been rewritten, the seam would not fit.
+        let other = MemoryStore()
+        try await AuditFixtures.appendPushes(
+            to: other, chain: "relay-2", times: AuditFixtures.times(count: 6, daysAgo: 40), tenantID: "tenant-c")
+        let (_, foreign, _) = try await Self.verify([path], store: other, key: key)
+        #expect(foreign.first?.problem?.hasPrefix("the store holds no chain relay-1") == true)
+        #expect(foreign.last?.problem == "record seq 5 of chain relay-2 in the store differs from the one in \(path)")
+    }
+
     @Test func theArchiveRecordNamesTheFileAndItsHash() {
         let cut = AuditCut(
             chain: "relay-1", firstSeq: 1, anchor: AuditAnchor(chain: "relay-1", seq: 12, link: AuditChain.genesisLink),
@@ -258,5 +293,16 @@ struct CLIAuditArchiveTests {
                 + "sha256 ab12")
         #expect(entry.after?.objectValue?["sha256"] == .string("ab12"))
         #expect(entry.after?.objectValue?["lastSeq"] == .int(12))
+    }
+}
+
+/// A memory store whose pruning of the chains named in ``failing`` fails, as an interrupted archive's would.
+final class PruneFailingStore: ForwardingPushStore {
+    let base = MemoryStore()
+    let failing = Mutex<Set<String>>([])
+
+    func pruneAudit(to anchor: AuditAnchor) async throws -> Int {
+        if failing.withLock({ $0.contains(anchor.chain) }) { throw StoreError.unavailable("pruning fails (test)") }
+        return try await base.pruneAudit(to: anchor)
     }
 }
