@@ -68,24 +68,33 @@ extension AuditCommand {
                     progress.show(ProgressBar.line(label: "chain \(step.chain)", done: step.walked, total: step.total))
                 }
                 progress.clear()
+            } catch AuditArchive.Failure.prune(let path, let chain, let done, let error) {
+                progress.clear()
+                // What was removed before the failure is recorded all the same.
+                try await record(done, audit: audit)
+                throw CLIError("\(AuditArchive.Failure.prune(path: path, chain: chain, done: done, error: error))")
             } catch {
                 progress.clear()
                 throw CLIError("\(error)")
             }
-            if let sha256 = outcome.sha256 {
-                let now = Date()
-                let entries = outcome.cuts.map {
-                    AuditArchive.entry(for: $0, file: out, sha256: sha256, actor: audit.writer.actor, time: now)
-                }
-                do {
-                    try await audit.writer.append(entries)
-                } catch {
-                    throw CLIError(
-                        "the records were archived to \(out) and removed from the store, but the archive's audit "
-                            + "records could not be written: \(error)")
-                }
-            }
+            try await record(outcome, audit: audit)
             report(outcome.cuts, cutoff: cutoff, sha256: outcome.sha256)
+        }
+
+        /// Appends an `audit.archive` record per chain archived and removed to the command line's chain.
+        private func record(_ outcome: AuditArchive.Outcome, audit: CLIAudit) async throws {
+            guard let sha256 = outcome.sha256, !outcome.cuts.isEmpty else { return }
+            let now = Date()
+            let entries = outcome.cuts.map {
+                AuditArchive.entry(for: $0, file: out, sha256: sha256, actor: audit.writer.actor, time: now)
+            }
+            do {
+                try await audit.writer.append(entries)
+            } catch {
+                throw CLIError(
+                    "the records were archived to \(out) and removed from the store, but the archive's audit records "
+                        + "could not be written: \(error)")
+            }
         }
 
         /// Prints what was (or, in a dry run, would be) archived.

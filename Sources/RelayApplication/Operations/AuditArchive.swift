@@ -57,20 +57,21 @@ package struct AuditArchive: Sendable {
     package enum Failure: Error, CustomStringConvertible {
         /// The file was written but does not read back as the archive of the cuts; nothing was removed.
         case readBack(path: String, reason: String)
-        /// The file is complete and verified, but removing the records of `chain` from the store failed; the chains
-        /// before it in `pruned` were removed.
-        case prune(path: String, chain: String, pruned: [String], error: any Error)
+        /// The file is complete and verified, but removing the records of `chain` from the store failed; `done`
+        /// holds what was removed before (the cuts of the chains before it, and the file's SHA-256), to be recorded.
+        case prune(path: String, chain: String, done: Outcome, error: any Error)
 
         package var description: String {
             switch self {
             case .readBack(let path, let reason):
                 "the archive written to \(path) does not verify when read back (\(reason)); nothing was removed "
                     + "from the store, and \(path) is not a valid archive: remove it before trying again"
-            case .prune(let path, let chain, let pruned, let error):
+            case .prune(let path, let chain, let done, let error):
                 "\(path) is complete and verified, but chain \(chain) could not be pruned to its cut: \(error). "
-                    + (pruned.isEmpty
+                    + (done.cuts.isEmpty
                         ? "Nothing was removed from the store"
-                        : "Chains \(pruned.joined(separator: ", ")) were pruned") + "; what is still stored is also "
+                        : "Chains \(done.cuts.map(\.chain).joined(separator: ", ")) were pruned")
+                    + "; what is still stored is also "
                     + "in the archive, and `audit verify --archive \(path)` accepts that overlap"
             }
         }
@@ -116,16 +117,16 @@ package struct AuditArchive: Sendable {
 
         let sha256 = try Self.check(fileAt: path, against: cuts, publicKey: signingKey.publicKey)
 
-        var pruned: [String] = []
+        var done = Outcome(cuts: [], sha256: sha256)
         for cut in cuts {
             do {
                 _ = try await store.pruneAudit(to: cut.anchor)
             } catch {
-                throw Failure.prune(path: path, chain: cut.chain, pruned: pruned, error: error)
+                throw Failure.prune(path: path, chain: cut.chain, done: done, error: error)
             }
-            pruned.append(cut.chain)
+            done.cuts.append(cut)
         }
-        return Outcome(cuts: cuts, sha256: sha256)
+        return done
     }
 
     /// Reads the file back: it must verify with `publicKey`, and hold one section per cut, in order, each ending on
