@@ -215,6 +215,30 @@ struct SharedRateLimitStallTests {
         #expect(store.leases == 3, "the refused lease was asked again once, at the time of its answer")
     }
 
+    /// Three requests of a tenant lease at once, each for itself and a batch more, from a bucket with room for four:
+    /// the first answered takes three, the second one, the third is refused. The batch the first brought back is
+    /// held here, unspent: it pays for the third instead of a 429.
+    @Test func aLeaseRefusedWhileOthersWereInFlightIsPaidByWhatTheyBroughtBack() async throws {
+        let clock = ManualClock()
+        let store = StallingLeaseStore()
+        let registry = RateLimiterRegistry(
+            leases: store, policy: LeasedRateLimiter.Policy(batchFraction: 0.5), clock: .manual(clock))
+        let limits = RateLimits(ratePerSecond: 0.01, burst: 4, dailyQuota: 100_000, perDevicePerMinute: 2)
+        let now = clock.date
+        let requests = (0..<3).map { _ in
+            Task { try await registry.admitShared(tenantID: "t", limits: limits, count: 1, now: now) }
+        }
+        while store.queued < 3 { await Task.yield() }
+        store.answerNewestFirst()
+        for request in requests {
+            guard case .admitted = try await request.value else {
+                Issue.record("refused while another lease brought back room")
+                continue
+            }
+        }
+        #expect(store.leases == 3, "decided from what is held, without asking the bucket again")
+    }
+
     /// Without a stall, a lease refused for the rate stays refused: the second look happens only after a wait.
     @Test func aPromptRefusalIsNotAskedAgain() async throws {
         let clock = ManualClock()

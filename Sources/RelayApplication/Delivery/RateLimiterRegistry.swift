@@ -37,18 +37,19 @@ import Synchronization
 package final class RateLimiterRegistry: Sendable {
     private let limiters = Mutex<[String: TenantRateLimiter]>([:])
     private let leased = Mutex<[String: LeasedRateLimiter]>([:])
+    /// The leases in flight, by tenant and lease, with the requests waiting for each to be answered.
+    private let inFlight = Mutex<(next: UInt64, leases: [String: [UInt64: [CheckedContinuation<Void, Never>]]])>(
+        (0, [:]))
     private let leases: (any RateLimitLeaseStore)?
     /// Where the day's count starts when the limits are not shared: the store's usage.
     private let usage: (any PushStore)?
     private let policy: LeasedRateLimiter.Policy
-    /// Measures how long a lease waited for its answer (see ``admitShared(tenantID:limits:count:now:)``).
+    /// Measures how long a lease waited for its answer: a refused one is decided again at the time of its answer
+    /// (see ``admitShared(tenantID:limits:count:now:)``).
     private let clock: RelayClock
     /// How long a request waits for a lease or the day's count (`[store] request_timeout_ms`); `nil`: as long as the
     /// store takes.
     private let deadline: StoreCallDeadline?
-    /// A lease answered this long after it was asked is a stall's: one it refused is asked again at the time of the
-    /// answer. Round trips to a database that answers take milliseconds.
-    package static let stall: Duration = .milliseconds(250)
     /// Receipt lookups, a bucket per tenant apart from its sends: polling receipts never uses up a tenant's pushes,
     /// and a tenant polling in a loop costs the store a bounded rate. One `Double` per authenticated tenant.
     private let lookups = Mutex<[String: Double]>([:])
@@ -102,12 +103,17 @@ package final class RateLimiterRegistry: Sendable {
     /// a lease store, in this process alone, from the day's count in the store (read at the tenant's first request
     /// of the day) or, without either, as ``admit(tenantID:limits:count:now:)``.
     ///
-    /// A shared lease carries the time of its request, and the database evaluates it at that time. After a stall
-    /// (a database that did not answer for seconds), leases queued meanwhile reach it out of order, and one older
-    /// than the bucket's latest grant looks as if the tenant had sent its whole burst in the past moments: it would
-    /// be refused although the bucket has room. So a lease refused after waiting longer than ``stall`` is treated as
-    /// a fresh request, at the time of its answer: decided again from what the bucket reported, and leased again if
-    /// that has room.
+    /// A refused lease is not yet a refused request: the request is decided again, once, at the time of the answer,
+    /// after the tenant's other leases then in flight have been answered: from what this relay holds, else from what
+    /// the bucket reported, and leased again only if that has room. Two cases follow a stall (a database that did
+    /// not answer for seconds), when a tenant's requests have queued their leases meanwhile:
+    /// - A shared lease carries the time of its request, and the database evaluates it at that time. Leases queued
+    ///   during a stall reach it out of order, and one older than the bucket's latest grant looks as if the tenant had
+    ///   sent its whole burst in the past moments: at the time of its answer, it fits.
+    /// - Each queued lease asks for its request and a batch more, so the first answered take the bucket's room and
+    ///   the later ones are refused, while the batches the first brought back are held here, unspent: they pay for
+    ///   the refused ones.
+    /// A refusal the bucket's last report already implies costs no lease at all, and the second look none either.
     ///
     /// - Throws: The lease store's or the store's error when it had to be asked and failed; nothing is admitted
     ///   then, and the next request asks again.
@@ -145,21 +151,24 @@ package final class RateLimiterRegistry: Sendable {
         case .lease(let pending):
             let grant: RateLimitLeaseGrant
             let asked = clock.now
+            let lease = beginLease(tenantID: tenantID)
             do {
                 grant = try await withDeadline { try await leases.leaseRateLimit(tenantID: tenantID, pending.request) }
             } catch {
                 leased.withLock { $0[tenantID]?.leaseFailed(pending, now: seconds) }
+                _ = endLease(tenantID: tenantID, lease)
                 throw error
             }
-            let waited = clock.now - asked
             let decision = leased.withLock { leased in
                 leased[tenantID, default: LeasedRateLimiter(limits: limits, policy: policy)]
                     .leaseAnswered(grant, pending, now: seconds)
             }
-            guard case .refused = decision, !afterStall, waited >= Self.stall else { return decision }
+            let others = endLease(tenantID: tenantID, lease)
+            guard case .refused = decision, !afterStall else { return decision }
+            for other in others { await waitForLease(tenantID: tenantID, other) }
             return try await admitShared(
                 tenantID: tenantID, limits: limits, count: count,
-                now: now.addingTimeInterval(JournalSettings.seconds(waited)), afterStall: true)
+                now: now.addingTimeInterval(JournalSettings.seconds(clock.now - asked)), afterStall: true)
         }
     }
 
@@ -184,6 +193,40 @@ package final class RateLimiterRegistry: Sendable {
         return limiters.withLock { limiters in
             limiters[tenantID, default: TenantRateLimiter(limits: limits)].seedQuota(used: used, now: seconds)
             return limiters[tenantID, default: TenantRateLimiter(limits: limits)].admit(count, now: seconds)
+        }
+    }
+
+    /// Marks a lease of the tenant in flight.
+    private func beginLease(tenantID: String) -> UInt64 {
+        inFlight.withLock { state in
+            state.next += 1
+            state.leases[tenantID, default: [:]][state.next] = []
+            return state.next
+        }
+    }
+
+    /// Marks the lease answered (its answer applied), wakes the requests waiting for it, and returns the tenant's
+    /// other leases still in flight.
+    private func endLease(tenantID: String, _ lease: UInt64) -> [UInt64] {
+        let (waiters, others) = inFlight.withLock { state in
+            let waiters = state.leases[tenantID]?.removeValue(forKey: lease) ?? []
+            let others = Array(state.leases[tenantID]?.keys ?? [:].keys)
+            if others.isEmpty { state.leases[tenantID] = nil }
+            return (waiters, others)
+        }
+        for waiter in waiters { waiter.resume() }
+        return others
+    }
+
+    /// Returns once the tenant's lease `lease` has been answered (at once if it has).
+    private func waitForLease(tenantID: String, _ lease: UInt64) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = inFlight.withLock { state in
+                guard state.leases[tenantID]?[lease] != nil else { return false }
+                state.leases[tenantID]?[lease]?.append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
         }
     }
 
