@@ -3,6 +3,7 @@ import Foundation
 import RelayCore
 import RelayHTTP2
 import RelaySimulator
+import Synchronization
 
 /// `relay-bench relay`: the relay end to end. The provider simulator and the load generator run in this process; the
 /// relay runs as its own process (`pushrelay serve`, found beside this executable), so its CPU time and memory are
@@ -71,6 +72,16 @@ struct RelayBenchmark: AsyncParsableCommand {
     @Option(
         help: "Requests of the ceiling: h2load straight to the upstream, 2 connections of 500 streams (0: no ceiling).")
     var ceilingRequests = 100_000
+    @Option(
+        help: ArgumentHelp(
+            "Relays on the one store, each its own process and instance id (more than 1: PostgreSQL only).",
+            discussion: """
+                The requests are dealt to them in turn, through the pool generator; the report gives the total and \
+                each relay's notifications a second, the relays' CPU and PostgreSQL's (its processes', from /proc, \
+                when it runs on this machine) per notification.
+                """
+        ))
+    var instances = 1
 
     enum Generator: String, ExpressibleByArgument, CaseIterable {
         case pool, h2load
@@ -81,6 +92,13 @@ struct RelayBenchmark: AsyncParsableCommand {
         let executable = try BenchRelay.executable(pushrelay)
         guard let kind = Provider(rawValue: provider) else { throw ValidationError("--provider: apns, fcm or expo") }
         guard audit == "on" || audit == "off" else { throw ValidationError("--audit: on or off") }
+        let postgres = store.hasPrefix("postgres")
+        guard instances >= 1, instances == 1 || postgres else {
+            throw ValidationError("--instances: 1, or more with a postgres:// --store (relays cannot share SQLite)")
+        }
+        guard instances == 1 || generator == .pool else {
+            throw ValidationError("--instances above 1 needs --generator pool (h2load drives one address)")
+        }
         guard upstreamDelayMs >= 0, upstreamJitterMs >= 0 else {
             throw ValidationError("--upstream-delay-ms and --upstream-jitter-ms: 0 or more")
         }
@@ -114,33 +132,58 @@ struct RelayBenchmark: AsyncParsableCommand {
                 total: ceilingRequests, concurrency: 1_000, directory: directory)
             : nil
 
-        // The relay: TLS with HTTP/2, SQLite, limits out of the way.
-        let bench = try BenchRelay(executable: executable, directory: directory)
-        try bench.configure(
-            sections: """
-                [store]
-                url = "\(store)"
-                [limits]
-                rate_per_second = 1000000
-                burst = 1000000
-                daily_quota = 1000000000
-                per_device_per_minute = 1000000
-                [audit]
-                enabled = \(audit == "on")
-                instance = "bench"
-                \(waitMs.map { "[receipts]\nwait_ms = \($0)" } ?? "")
-                """,
-            simulator: simulator, credentials: credentials, transport: relayTransport.rawValue,
-            endpoint: upstream.endpoint, caFile: upstream.caFile
-        )
-        let key = try bench.createTenant("bench")
-        let relay = try await bench.start(quiet: true)
-        defer { relay.kill(SIGKILL) }
+        // The relays: TLS with HTTP/2, limits out of the way; with PostgreSQL, in a schema of their own and with one
+        // journal key (PostgreSQL requires it, shared by every instance), each with its own instance id.
+        var storeURL = store
+        var journalKey = ""
+        if postgres {
+            let schema = "relay_bench_" + UUID().uuidString.lowercased().prefix(8)
+            storeURL += (store.contains("?") ? "&" : "?") + "search_path=\(schema)"
+            journalKey = directory + "/journal.key"
+            let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+            try Data(bytes).base64EncodedString().write(toFile: journalKey, atomically: true, encoding: .utf8)
+        }
+        var benches: [BenchRelay] = []
+        for index in 1...instances {
+            let bench = try BenchRelay(
+                executable: executable, directory: instances == 1 ? directory : directory + "/relay-\(index)")
+            try bench.configure(
+                sections: """
+                    [store]
+                    url = "\(storeURL)"
+                    \(postgres ? "journal_key_file = \"\(journalKey)\"" : "")
+                    [limits]
+                    rate_per_second = 1000000
+                    burst = 1000000
+                    daily_quota = 1000000000
+                    per_device_per_minute = 1000000
+                    [audit]
+                    enabled = \(audit == "on")
+                    instance = "bench-\(index)"
+                    \(waitMs.map { "[receipts]\nwait_ms = \($0)" } ?? "")
+                    """,
+                simulator: simulator, credentials: credentials, transport: relayTransport.rawValue,
+                endpoint: upstream.endpoint, caFile: upstream.caFile
+            )
+            benches.append(bench)
+        }
+        let key = try benches[0].createTenant("bench")
+        var relays: [RelayProcess] = []
+        defer { for relay in relays { relay.kill(SIGKILL) } }
+        for bench in benches { relays.append(try await bench.start(quiet: true)) }
+        let pids = relays.map(\.pid)
 
+        let bench = benches[0]
+        let relay = relays[0]
         let url = bench.url
         // 100 streams per connection (the listener's limit): as many connections as the concurrency needs, at least 2.
-        let pool = try bench.client(connections: max(2, (concurrency + 99) / 100))
-        try await Self.waitUntilReady(pool, url: url)
+        let pools = try benches.map {
+            try $0.client(connections: max(2, (concurrency + 99) / 100 / instances))
+        }
+        for (index, pool) in pools.enumerated() { try await Self.waitUntilReady(pool, url: benches[index].url) }
+        let pool = pools[0]
+        let urls = benches.map(\.url)
+        let served = PerInstanceCount(instances)
 
         @Sendable func token(_ index: Int) -> String {
             switch kind {
@@ -153,9 +196,9 @@ struct RelayBenchmark: AsyncParsableCommand {
             let to = tokens.map { "\"\($0)\"" }.joined(separator: ",")
             return #"{"messages":[{"to":[\#(to)],"title":"Bench","body":"Load"}]}"#
         }
-        @Sendable func request(_ tokens: [String]) -> HTTP2Request {
+        @Sendable func request(_ tokens: [String], to instance: Int = 0) -> HTTP2Request {
             HTTP2Request(
-                url: url + "/v1/push",
+                url: urls[instance] + "/v1/push",
                 headers: [
                     HTTPHeader("authorization", "Bearer \(key)"), HTTPHeader("content-type", "application/json"),
                 ],
@@ -167,9 +210,20 @@ struct RelayBenchmark: AsyncParsableCommand {
         let success = kind == .expo ? "accepted" : "delivered"
 
         // Warm-up: connections, JWT, OAuth token.
-        _ = await Self.drive(total: 200, concurrency: 20) { number in try await pool.send(request([token(number)])) }
+        _ = await Self.drive(total: 200, concurrency: 20) { number in
+            let instance = number % instances
+            return try await pools[instance].send(request([token(number)], to: instance))
+        }
+        /// Sends to the relays in turn, counting each one's successful notifications.
+        @Sendable func dealt(_ number: Int, _ tokens: [String]) async throws -> HTTP2Response {
+            let instance = number % instances
+            let response = try await pools[instance].send(request(tokens, to: instance))
+            if Self.relaySuccess(response) { served.add(tokens.count, to: instance) }
+            return response
+        }
 
-        let cpu0 = Self.cpuSeconds(pid: relay.pid)
+        let postgresCPU0 = Self.postgresCPUSeconds()
+        let cpu0 = Self.cpuSeconds(pids: pids)
         let single =
             switch generator {
             case .h2load, .h2loadHTTP1:
@@ -179,14 +233,18 @@ struct RelayBenchmark: AsyncParsableCommand {
                 )
             case .pool:
                 await Self.drive(total: requests, concurrency: concurrency) { number in
-                    try await pool.send(request([token(number)]))
+                    try await dealt(number, [token(number)])
                 }
             }
-        let cpu1 = Self.cpuSeconds(pid: relay.pid)
+        let cpu1 = Self.cpuSeconds(pids: pids)
+        let postgresCPU1 = Self.postgresCPUSeconds()
+        let servedBefore = served.counts
         let batched = await Self.drive(total: batches, concurrency: max(1, concurrency / 10)) { number in
-            try await pool.send(request((0..<100).map { token(number * 100 + $0) }))
+            try await dealt(number, (0..<100).map { token(number * 100 + $0) })
         }
-        let cpu2 = Self.cpuSeconds(pid: relay.pid)
+        let servedBatched = zip(served.counts, servedBefore).map { $0 - $1 }
+        let cpu2 = Self.cpuSeconds(pids: pids)
+        let postgresCPU2 = Self.postgresCPUSeconds()
         let paced =
             switch generator {
             case .h2load, .h2loadHTTP1:
@@ -197,11 +255,12 @@ struct RelayBenchmark: AsyncParsableCommand {
                 )
             case .pool:
                 await Self.pace(rate: pacedRate, seconds: pacedSeconds) { number in
-                    try await pool.send(request([token(number)]))
+                    try await dealt(number, [token(number)])
                 }
             }
-        let cpu3 = Self.cpuSeconds(pid: relay.pid)
-        let rss = Self.peakResidentMegabytes(pid: relay.pid)
+        let cpu3 = Self.cpuSeconds(pids: pids)
+        let postgresCPU3 = Self.postgresCPUSeconds()
+        let rss = pids.map { Self.peakResidentMegabytes(pid: $0) }.max() ?? 0
         // The reference for "added by the relay": the same load generator sends one-notification requests at the same
         // rate straight to the simulator (its Expo endpoint: one HTTP/2 round trip, no credentials), with the relay
         // idle.
@@ -226,10 +285,11 @@ struct RelayBenchmark: AsyncParsableCommand {
             }
             await direct.shutdown()
         }
-        await pool.shutdown()
-        relay.kill(SIGTERM)
-        _ = await relay.exitStatus()
+        for pool in pools { await pool.shutdown() }
+        for relay in relays { relay.kill(SIGTERM) }
+        for relay in relays { _ = await relay.exitStatus() }
         try await simulator.shutdown()
+        _ = relay
 
         // Relay CPU seconds per notification in each throughput phase.
         let cpuSingle = (cpu1 - cpu0) / Double(requests)
@@ -267,9 +327,22 @@ struct RelayBenchmark: AsyncParsableCommand {
             "relay_cpu_us_per_notification_single": TransportBenchmark.rounded(cpuSingle * 1e6, 1),
             "relay_cpu_us_per_notification_batched": TransportBenchmark.rounded(cpuBatched * 1e6, 1),
             "relay_max_rss_mb": TransportBenchmark.rounded(rss, 1),
+            "instances": instances,
+            "batched_notifications_per_second_per_instance": servedBatched.map {
+                TransportBenchmark.rounded(Double($0) / batched.seconds, 1)
+            },
             "errors": single.errors.merging(batched.errors, uniquingKeysWith: +).merging(
                 paced.errors, uniquingKeysWith: +),
         ]
+        if postgres, let postgresCPU0, let postgresCPU1, let postgresCPU2, let postgresCPU3 {
+            // PostgreSQL's own processes on this machine (backends, WAL writer, checkpointer), per notification.
+            report["postgres_cpu_us_per_notification_single"] = TransportBenchmark.rounded(
+                (postgresCPU1 - postgresCPU0) / Double(requests) * 1e6, 1)
+            report["postgres_cpu_us_per_notification_batched"] = TransportBenchmark.rounded(
+                (postgresCPU2 - postgresCPU1) / Double(batches * 100) * 1e6, 1)
+            report["postgres_cpu_us_per_notification_paced"] = TransportBenchmark.rounded(
+                (postgresCPU3 - postgresCPU2) / Double(max(1, paced.succeeded + paced.failed)) * 1e6, 1)
+        }
         if let ceiling, let ceilingRate {
             report["ceiling_requests_per_second"] = TransportBenchmark.rounded(ceilingRate, 1)
             report["ceiling_failed"] = ceiling.failed
@@ -431,6 +504,26 @@ struct RelayBenchmark: AsyncParsableCommand {
         throw ValidationError("the relay did not become ready")
     }
 
+    /// User plus system CPU seconds of the processes `pids`, together.
+    static func cpuSeconds(pids: [Int32]) -> Double {
+        pids.reduce(0) { $0 + cpuSeconds(pid: $1) }
+    }
+
+    /// User plus system CPU seconds of every `postgres` process on this machine, from /proc (those that ended are
+    /// not counted: the relays' connections stay open through a run); `nil` when there is none.
+    static func postgresCPUSeconds() -> Double? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        var total: Double?
+        for entry in entries {
+            guard let pid = Int32(entry),
+                let command = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
+                command.trimmingCharacters(in: .whitespacesAndNewlines) == "postgres"
+            else { continue }
+            total = (total ?? 0) + cpuSeconds(pid: pid)
+        }
+        return total
+    }
+
     /// User plus system CPU seconds of a process, from /proc.
     static func cpuSeconds(pid: Int32) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -454,5 +547,20 @@ struct RelayBenchmark: AsyncParsableCommand {
             return (line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0) / 1024
         }
         return 0
+    }
+}
+
+/// Successful notifications per relay, counted as the answers arrive.
+final class PerInstanceCount: Sendable {
+    private let counts_: Mutex<[Int]>
+
+    init(_ instances: Int) {
+        counts_ = Mutex(Array(repeating: 0, count: instances))
+    }
+
+    var counts: [Int] { counts_.withLock { $0 } }
+
+    func add(_ count: Int, to instance: Int) {
+        counts_.withLock { $0[instance] += count }
     }
 }
