@@ -552,15 +552,15 @@ struct RelayBenchmark: AsyncParsableCommand {
 
 /// Successful notifications per relay, counted as the answers arrive.
 final class PerInstanceCount: Sendable {
-    private let counts_: Mutex<[Int]>
+    private let state: Mutex<[Int]>
 
     init(_ instances: Int) {
-        counts_ = Mutex(Array(repeating: 0, count: instances))
+        state = Mutex(Array(repeating: 0, count: instances))
     }
 
-    var counts: [Int] { counts_.withLock { $0 } }
+    var counts: [Int] { state.withLock { $0 } }
 
     func add(_ count: Int, to instance: Int) {
-        counts_.withLock { $0[instance] += count }
+        state.withLock { $0[instance] += count }
     }
 }
