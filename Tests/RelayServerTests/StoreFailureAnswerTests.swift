@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import RelayCore
 import RelayStore
+import Synchronization
 import Testing
 
 @testable import RelayApplication
@@ -203,5 +204,51 @@ struct StoreRequestTimeoutTests {
         #expect(
             configurationProblemKeys("[store]\nrequest_timeout_ms = 99\nunsaved_limit = 0")
                 == ["store.request_timeout_ms", "store.unsaved_limit"])
+    }
+}
+
+/// A store whose key lookups wait, while held, until the test releases them.
+final class HangingKeyStore: ForwardingPushStore {
+    let base = MemoryStore()
+    private let state = Mutex<(held: Bool, waiting: [CheckedContinuation<Void, Never>])>((true, []))
+
+    func release() {
+        let waiting = state.withLock { state in
+            state.held = false
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func key(id: String) async throws -> TenantKeyRecord? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let held = state.withLock { state in
+                if state.held { state.waiting.append(continuation) }
+                return state.held
+            }
+            if !held { continuation.resume() }
+        }
+        return try await base.key(id: id)
+    }
+}
+
+extension StoreRequestTimeoutTests {
+    /// A key the authenticator's cache does not hold, from a store that does not answer: 503 after the timeout.
+    @Test func aKeyLookupTheStoreDoesNotAnswerIs503AfterTheTimeout() async throws {
+        let store = HangingKeyStore()
+        let sender = ScriptedSender(.apns)
+        let relay = Relay(
+            store: store, senders: [.apns: sender], settings: RelaySettings(storeRequestTimeout: .milliseconds(100)))
+        let (_, key) = try await TestRelay.addTenant(to: store.base, name: "acme")
+        let application = try buildApplication(RelayApplicationParts(relay: relay, logger: LogCapture().logger))
+        try await application.test(.router) { (client) async throws in
+            let answer = try await client.post("/v1/push", key: key, json: StoreFailureAnswerTests.push)
+            #expect(answer.status == .serviceUnavailable)
+            #expect(answer.object["errors"]?[0]?["code"] == .string("STORE_UNAVAILABLE"))
+            store.release()
+            #expect(try await client.post("/v1/push", key: key, json: StoreFailureAnswerTests.push).status == .ok)
+            #expect(sender.sentPushes.count == 1)
+        }
     }
 }

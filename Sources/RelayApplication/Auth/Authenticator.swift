@@ -94,10 +94,14 @@ package final class Authenticator: Sendable {
     private let clock: RelayClock
     private let cache = Mutex(Cache())
     private let used = Mutex<Set<String>>([])
+    /// How long a request waits for a key or tenant the cache does not hold (`[store] request_timeout_ms`); `nil`:
+    /// as long as the store takes.
+    private let deadline: StoreCallDeadline?
 
-    package init(store: any PushStore, clock: RelayClock = .system) {
+    package init(store: any PushStore, clock: RelayClock = .system, deadline: StoreCallDeadline? = nil) {
         self.store = store
         self.clock = clock
+        self.deadline = deadline
     }
 
     /// The identity behind a presented key.
@@ -117,7 +121,8 @@ package final class Authenticator: Sendable {
             entry = cached
         } else {
             do {
-                entry = Entry(record: try await store.key(id: id), tenant: nil, fetched: instant)
+                entry = Entry(
+                    record: try await read { [store] in try await store.key(id: id) }, tenant: nil, fetched: instant)
             } catch {
                 throw AuthenticationFailure(.storeUnavailable, keyID: id)
             }
@@ -131,7 +136,7 @@ package final class Authenticator: Sendable {
         }
         if !entry.tenantRead {
             do {
-                entry.tenant = try await store.tenant(id: record.tenantID)
+                entry.tenant = try await read { [store] in try await store.tenant(id: record.tenantID) }
             } catch {
                 throw AuthenticationFailure(.storeUnavailable, keyID: id)
             }
@@ -144,6 +149,11 @@ package final class Authenticator: Sendable {
         }
         used.withLock { _ = $0.insert(id) }
         return TenantIdentity(tenant: tenant, keyID: id)
+    }
+
+    private func read<T: Sendable>(_ call: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard let deadline else { return try await call() }
+        return try await deadline.run(call)
     }
 
     /// The key ids cached: known ones and unknown ones (for tests of the memory bound).

@@ -139,7 +139,7 @@ package final class Relay: Sendable {
         self.commits = commits ?? CommitQueue(store: store, clock: clock)
         self.logger = logger
         self.clock = clock
-        self.authenticator = Authenticator(store: store, clock: clock)
+        self.authenticator = Authenticator(store: store, clock: clock, deadline: storeCalls)
     }
 
     /// Writes the audit records of the refusals without a valid key tallied in minutes that have ended (every minute
