@@ -78,8 +78,7 @@ package enum OutcomeCode: Sendable, Hashable {
     }
 }
 
-extension OutcomeCode: ExpressibleByStringLiteral, CustomStringConvertible {
-    package init(stringLiteral value: String) { self.init(value) }
+extension OutcomeCode: CustomStringConvertible {
     package var description: String { rawValue }
 }
 
