@@ -19,17 +19,19 @@ package enum DeliveryOutcome: Sendable, Equatable {
     /// its per-minute allowance).
     case refused(RelayRefusal, retryAfter: Duration?)
 
-    package enum TokenProblem: String, Sendable, Equatable {
+    /// Spelt as ``OutcomeCode`` spells its codes (``DeliveryOutcome/code``): the one place codes are spelt.
+    package enum TokenProblem: Sendable, Equatable {
         /// The app was uninstalled or the token expired (APNs 410, FCM UNREGISTERED, Expo DeviceNotRegistered).
-        case deviceNotRegistered = "DeviceNotRegistered"
+        case deviceNotRegistered
         /// The token is not a token of this provider (APNs BadDeviceToken, FCM INVALID_ARGUMENT on the token).
-        case invalidToken = "InvalidToken"
+        case invalidToken
     }
 
-    package enum RejectionCode: String, Sendable, Equatable {
-        case messageTooBig = "MessageTooBig"
-        case invalidArgument = "InvalidArgument"
-        case messageRateExceeded = "MessageRateExceeded"
+    /// Spelt as ``OutcomeCode`` spells its codes (``DeliveryOutcome/code``).
+    package enum RejectionCode: Sendable, Equatable {
+        case messageTooBig
+        case invalidArgument
+        case messageRateExceeded
     }
 
     /// Whether the caller should stop using the token.

@@ -1,21 +1,22 @@
 /// The relay's own refusals of one notification, before anything is sent upstream.
-package enum RelayRefusal: String, Sendable, CaseIterable {
-    case criticalAlertsNotAllowed = "CriticalAlertsNotAllowed"
-    case providerNotConfigured = "ProviderNotConfigured"
-    case messageRateExceeded = "MessageRateExceeded"
+/// Its code, as tickets, receipts and the audit log spell it, is ``code`` (spelt by ``OutcomeCode``).
+package enum RelayRefusal: Sendable, CaseIterable {
+    case criticalAlertsNotAllowed
+    case providerNotConfigured
+    case messageRateExceeded
     /// The operator allows this tenant other providers only; the code is ProviderNotConfigured, as for the
     /// relay as a whole, so callers need to handle one code.
-    case providerNotAllowed = "ProviderNotAllowed"
+    case providerNotAllowed
     /// The message names an app the operator does not allow this tenant.
-    case appNotAllowed = "AppNotAllowed"
+    case appNotAllowed
     /// The relay began shutting down after admitting the notification and before sending it.
-    case shuttingDown = "ShuttingDown"
+    case shuttingDown
     /// The tenant's rate or daily quota had no room for this notification, in a request whose critical alerts were
     /// sent: rather than the whole request refused (429), the others are refused one by one.
-    case tenantRateLimited = "TenantRateLimited"
+    case tenantRateLimited
     /// A critical alert beyond the tenant's rate, quota or per-device limit, with the tenant's critical reserve for
     /// this hour spent.
-    case criticalReserveExhausted = "CriticalReserveExhausted"
+    case criticalReserveExhausted
 
     /// The ticket's error code.
     package var code: OutcomeCode {
