@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import RelayApplication
 import RelayCore
 import RelayServer
@@ -105,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
             try await app.runService()
         } catch {
             let text = "\(error)"
-            if text.contains("bind") || text.localizedCaseInsensitiveContains("address already in use") {
+            if Self.isListenFailure(error) {
                 logger.critical(
                     "Cannot listen on the configured address",
                     metadata: ["server.listen": "\(listen)", "error": "\(text)"])
@@ -117,6 +118,13 @@ struct ServeCommand: AsyncParsableCommand {
         let uptime = started.duration(to: .now)
         logger.info(
             "PushRelay stopped", metadata: ["relay.uptime_seconds": .stringConvertible(uptime.components.seconds)])
+    }
+
+    /// Whether the listener could not take its address: the system refused the socket's bind (in use, not this
+    /// host's, or a privileged port), as NIO reports it.
+    static func isListenFailure(_ error: any Error) -> Bool {
+        guard let io = error as? IOError else { return false }
+        return [EADDRINUSE, EADDRNOTAVAIL, EACCES].contains(io.errnoCode)
     }
 
     /// What the start line says: the version, the file read, where it listens, the providers and apps, the store

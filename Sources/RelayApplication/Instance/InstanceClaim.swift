@@ -77,7 +77,9 @@ package final class InstanceClaim: Service, Sendable, CustomStringConvertible {
             }
             await renew()
         }
-        await release()
+        // In a task of its own: a service group that is cancelled (the listener failed) cancels this task too, and
+        // the lease would not be given back.
+        await Task { await self.release() }.value
     }
 
     /// Extends the lease; logs when it is lost (another process took it after this one stalled for a whole lease).
