@@ -28,7 +28,7 @@ enum DryRunAPI {
         } catch .receiptLookupsExhausted(let retryAfter) {
             throw RelayHTTPError(
                 .tooManyRequests,
-                code: "TOO_MANY_REQUESTS",
+                code: .tooManyRequests,
                 message:
                     "Too many dry runs and receipt lookups; retry after \(retryAfter) s. They share a budget of their own and never use up pushes.",
                 headers: [.retryAfter: String(retryAfter)]

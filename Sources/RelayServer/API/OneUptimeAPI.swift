@@ -234,7 +234,7 @@ struct OneUptimeAPI: Sendable {
     /// OneUptime's 400 for an invalid request, after its audit record.
     func invalid(_ message: String, _ context: TenantRequestContext) async -> Response {
         await relay.recordRefusal(
-            RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: message),
+            RelayHTTPError(.badRequest, code: .validationError, message: message),
             origin: context.origin,
             subject: RefusalSubject(context.identity)
         )

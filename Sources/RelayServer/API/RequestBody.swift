@@ -28,7 +28,7 @@ func readJSONBody(_ request: Request, limit: Int) async throws(RelayHTTPError) -
         guard let coding = BodyCoding(encoding) else {
             throw RelayHTTPError(
                 .unsupportedMediaType,
-                code: "UNSUPPORTED_MEDIA_TYPE",
+                code: .unsupportedMediaType,
                 message: "Content-Encoding \(encoding) is not supported; send gzip, deflate or none."
             )
         }
@@ -166,7 +166,7 @@ enum BodyCoding {
     }
 
     private static func invalid(_ message: String) -> RelayHTTPError {
-        RelayHTTPError(.badRequest, code: "VALIDATION_ERROR", message: message)
+        RelayHTTPError(.badRequest, code: .validationError, message: message)
     }
 }
 

@@ -21,7 +21,7 @@ struct WhoamiAPI: Sendable {
         } catch .receiptLookupsExhausted(let retryAfter) {
             throw RelayHTTPError(
                 .tooManyRequests,
-                code: "TOO_MANY_REQUESTS",
+                code: .tooManyRequests,
                 message:
                     "Too many lookups; retry after \(retryAfter) s. whoami shares a budget with receipt lookups and dry runs, and never uses up pushes.",
                 headers: [.retryAfter: String(retryAfter)]

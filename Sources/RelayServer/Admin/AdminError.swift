@@ -12,7 +12,7 @@ enum AdminError {
     /// which.
     static let unauthorized = RelayHTTPError(
         .unauthorized,
-        code: "UNAUTHORIZED",
+        code: .unauthorized,
         message: "A valid operator token is required (Authorization: Bearer pro_…).",
         headers: [.wwwAuthenticate: "Bearer"]
     )
@@ -20,25 +20,25 @@ enum AdminError {
     /// A write by a read-only (auditor) token.
     static let forbidden = RelayHTTPError(
         .forbidden,
-        code: "FORBIDDEN",
+        code: .forbidden,
         message: "This operator token is read-only (role auditor); it may not change anything."
     )
 
     static let storeUnavailable = RelayHTTPError(
         .serviceUnavailable,
-        code: "STORE_UNAVAILABLE",
+        code: .storeUnavailable,
         message: "The relay's store is unavailable."
     )
 
     /// The change is stored but its audit record is not (the store failed in between, or the relay is shutting down).
     static let auditNotStored = RelayHTTPError(
         .serviceUnavailable,
-        code: "STORE_UNAVAILABLE",
+        code: .storeUnavailable,
         message: "The change was stored, but its audit record could not be written; check the relay's store and logs."
     )
 
     static func conflict(_ message: String) -> RelayHTTPError {
-        RelayHTTPError(.conflict, code: "CONFLICT", message: message)
+        RelayHTTPError(.conflict, code: .conflict, message: message)
     }
 
     /// How the API answers a ``TenantAdministration/Failure``: 400 naming each field, 404, 409 or 503, with the
@@ -52,7 +52,7 @@ enum AdminError {
                 )
             )
         case .tenantNotFound, .keyNotFound, .operatorNotFound:
-            RelayHTTPError(.notFound, code: "NOT_FOUND", message: failure.message)
+            RelayHTTPError(.notFound, code: .notFound, message: failure.message)
         case .tenantDeleted, .nameTaken, .keyNotActive, .tooManyActiveKeys, .operatorNameTaken:
             conflict(failure.message)
         case .storeUnavailable:

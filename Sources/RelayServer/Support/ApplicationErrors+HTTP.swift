@@ -22,7 +22,7 @@ extension RelayHTTPError {
             headers[.retryAfter] = String(retryAfter)
             self.init(
                 .tooManyRequests,
-                code: "TOO_MANY_REQUESTS",
+                code: .tooManyRequests,
                 message: quota
                     ? "The tenant's daily quota is used up; nothing was sent. It renews at midnight UTC."
                     : "The request exceeds the tenant's rate limit; nothing was sent. Retry after \(retryAfter) s.",
@@ -31,7 +31,7 @@ extension RelayHTTPError {
         case .receiptLookupsExhausted(let retryAfter):
             self.init(
                 .tooManyRequests,
-                code: "TOO_MANY_REQUESTS",
+                code: .tooManyRequests,
                 message:
                     "Too many receipt lookups; retry after \(retryAfter) s. Lookups have their own budget and never use up pushes.",
                 headers: [.retryAfter: String(retryAfter)]
@@ -40,12 +40,12 @@ extension RelayHTTPError {
         case .storeUnavailable: self = .storeUnavailable
         case .unrecorded:
             self.init(
-                .serviceUnavailable, code: "STORE_UNAVAILABLE",
+                .serviceUnavailable, code: .storeUnavailable,
                 message: "The relay's store failed: " + Ticket.unrecordedMessage)
         case .queueFull(let retryAfter):
             self.init(
                 .serviceUnavailable,
-                code: "QUEUE_FULL",
+                code: .queueFull,
                 message:
                     "The relay holds as many notifications as it may ([server] max_pending_notifications); nothing "
                     + "was sent. Retry after \(retryAfter) s.",

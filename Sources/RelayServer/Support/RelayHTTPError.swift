@@ -9,7 +9,30 @@ package import RelayCore
 /// Every response body of the relay is JSON, errors included; anything that is not one of these becomes a bare 500
 /// (which no input should be able to cause).
 package struct RelayHTTPError: HTTPResponseError, Sendable {
+    /// Every error code the relay's JSON errors carry, spelt once (api.md's error table lists them).
+    package enum Code: String, Sendable, CaseIterable {
+        case unauthorized = "UNAUTHORIZED"
+        case forbidden = "FORBIDDEN"
+        case tenantDisabled = "TENANT_DISABLED"
+        case validationError = "VALIDATION_ERROR"
+        case unsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+        case payloadTooLarge = "PAYLOAD_TOO_LARGE"
+        case notFound = "NOT_FOUND"
+        case methodNotAllowed = "METHOD_NOT_ALLOWED"
+        /// Another HTTP error Hummingbird raised before a route ran.
+        case httpError = "HTTP_ERROR"
+        case conflict = "CONFLICT"
+        case tooManyRequests = "TOO_MANY_REQUESTS"
+        case tooManyAuthenticationFailures = "TOO_MANY_AUTHENTICATION_FAILURES"
+        case tooManyConnections = "TOO_MANY_CONNECTIONS"
+        case shuttingDown = "SHUTTING_DOWN"
+        case queueFull = "QUEUE_FULL"
+        case storeUnavailable = "STORE_UNAVAILABLE"
+        case internalError = "INTERNAL_ERROR"
+    }
+
     package struct Entry: Sendable, Encodable {
+        /// The ``Code``'s spelling.
         package var code: String
         package var message: String
         package var path: String?
@@ -21,16 +44,16 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
     package var omitted = 0
     package var headers: HTTPFields
 
-    package init(_ status: HTTPResponse.Status, code: String, message: String, headers: HTTPFields = [:]) {
+    package init(_ status: HTTPResponse.Status, code: Code, message: String, headers: HTTPFields = [:]) {
         self.status = status
-        self.entries = [Entry(code: code, message: message, path: nil)]
+        self.entries = [Entry(code: code.rawValue, message: message, path: nil)]
         self.headers = headers
     }
 
     package init(validation failure: ValidationFailure) {
         self.status = .badRequest
         self.entries = failure.issues.map {
-            Entry(code: "VALIDATION_ERROR", message: $0.message, path: $0.path.isEmpty ? nil : $0.path)
+            Entry(code: Code.validationError.rawValue, message: $0.message, path: $0.path.isEmpty ? nil : $0.path)
         }
         self.omitted = failure.omitted
         self.headers = [:]
@@ -38,24 +61,24 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
 
     package static let unauthorized = RelayHTTPError(
         .unauthorized,
-        code: "UNAUTHORIZED",
+        code: .unauthorized,
         message: "A valid tenant key is required (Authorization: Bearer prk_…).",
         headers: [.wwwAuthenticate: "Bearer"]
     )
     package static let tenantDisabled = RelayHTTPError(
         .forbidden,
-        code: "TENANT_DISABLED",
+        code: .tenantDisabled,
         message: "This tenant is disabled; ask the relay's operator."
     )
     package static let shuttingDown = RelayHTTPError(
         .serviceUnavailable,
-        code: "SHUTTING_DOWN",
+        code: .shuttingDown,
         message: "The relay is shutting down; try again shortly.",
         headers: [.retryAfter: "5"]
     )
     /// The store did not answer or refused a write the answer depends on.
     package static let storeUnavailable = RelayHTTPError(
-        .serviceUnavailable, code: "STORE_UNAVAILABLE", message: "The relay's store is unavailable."
+        .serviceUnavailable, code: .storeUnavailable, message: "The relay's store is unavailable."
     )
 
     /// Too many failed authentications from the caller's address (``AuthenticationFailures``).
@@ -63,7 +86,7 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
         let seconds = max(1, Int(retryAfter.rounded(.up)))
         return RelayHTTPError(
             .tooManyRequests,
-            code: "TOO_MANY_AUTHENTICATION_FAILURES",
+            code: .tooManyAuthenticationFailures,
             message: "Too many requests without a valid key from this address; retry after \(seconds) s.",
             headers: [.retryAfter: String(seconds)]
         )
@@ -73,20 +96,20 @@ package struct RelayHTTPError: HTTPResponseError, Sendable {
     /// HTTP/1.1 connection accepted beyond the cap, before its request is read.
     package static let tooManyConnections = RelayHTTPError(
         .serviceUnavailable,
-        code: "TOO_MANY_CONNECTIONS",
+        code: .tooManyConnections,
         message: "The relay has as many connections open as it may; try again shortly.",
         headers: [.retryAfter: "5"]
     )
 
-    package static let notFound = RelayHTTPError(.notFound, code: "NOT_FOUND", message: "No such route.")
+    package static let notFound = RelayHTTPError(.notFound, code: .notFound, message: "No such route.")
 
     package static func payloadTooLarge(limit: Int) -> RelayHTTPError {
-        RelayHTTPError(.contentTooLarge, code: "PAYLOAD_TOO_LARGE", message: "The request body exceeds \(limit) bytes.")
+        RelayHTTPError(.contentTooLarge, code: .payloadTooLarge, message: "The request body exceeds \(limit) bytes.")
     }
 
     package static let unsupportedMediaType = RelayHTTPError(
         .unsupportedMediaType,
-        code: "UNSUPPORTED_MEDIA_TYPE",
+        code: .unsupportedMediaType,
         message: "Send the body as JSON (Content-Type: application/json)."
     )
 

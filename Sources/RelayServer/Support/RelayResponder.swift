@@ -53,16 +53,16 @@ package struct RelayResponder<Base: HTTPResponder>: HTTPResponder where Base.Con
             // Routes render refusals themselves (``rendered(_:)``, so that they are audited); this is the safety net.
             response = try RelayHTTPError(refusal).response(from: request, context: context)
         } catch let error as HTTPError {
-            let code =
+            let code: RelayHTTPError.Code =
                 error.status == .notFound
-                ? "NOT_FOUND" : error.status == .methodNotAllowed ? "METHOD_NOT_ALLOWED" : "HTTP_ERROR"
+                ? .notFound : error.status == .methodNotAllowed ? .methodNotAllowed : .httpError
             let message = error.status == .notFound ? "No such route." : error.status.reasonPhrase
             response = try RelayHTTPError(error.status, code: code, message: message).response(
                 from: request, context: context)
         } catch {
             context.logger.error("Request failed unexpectedly", metadata: ["error.type": "\(type(of: error))"])
             response = try RelayHTTPError(
-                .internalServerError, code: "INTERNAL_ERROR", message: "Something went wrong inside the relay."
+                .internalServerError, code: .internalError, message: "Something went wrong inside the relay."
             )
             .response(from: request, context: context)
         }
