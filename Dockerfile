@@ -10,14 +10,23 @@
 # file's values win). Files named in relay.conf (APNs key, FCM service account, Expo token file, TLS files) must be
 # mounted too, readable by UID/GID 10001; relative paths resolve against /etc/pushrelay. The stop timeout must exceed
 # [server] drain_seconds plus the listener's 30 s for HTTP/2 connections (Docs/operators.md: In a container).
+#
+# Base images are named in full (docker.io/library/…): podman and buildah have no default registry for short names.
+#
+# The run stage takes the binary from the stage BINARY_IMAGE names: the build stage by default; CI's container test
+# (scripts/container-test.sh) passes an image holding /out/pushrelay that it built with the same `swift build` line
+# (`--build-arg BINARY_IMAGE=…`), and builds only the run stage (`--target run`).
+
+# Package.swift declares swift-tools-version 6.2, so the toolchain must be 6.2 or newer.
+ARG SWIFT_IMAGE=docker.io/library/swift:6.2-bookworm
+ARG DEBIAN_IMAGE=docker.io/library/debian:bookworm-slim
+ARG BINARY_IMAGE=build
 
 # ---- Build stage ------------------------------------------------------------------------------------------------
-# Package.swift declares swift-tools-version 6.2, so the toolchain must be 6.2 or newer.
-ARG SWIFT_IMAGE=swift:6.2-bookworm
 FROM ${SWIFT_IMAGE} AS build
 
-# libcurl 8 comes from bookworm-backports (bookworm's 7.88.1 mishandles HTTP/2), added on the image's own Debian
-# mirror with Debian's archive keyring, as scripts/bootstrap.sh does.
+# libcurl 8 comes from bookworm-backports (bookworm's 7.88.1 mishandles HTTP/2), its two packages named singly,
+# added on the image's own Debian mirror with Debian's archive keyring, as scripts/bootstrap.sh does.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && mirror="$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources | head -n 1)" \
     && printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
@@ -25,7 +34,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
        > /etc/apt/sources.list.d/pushrelay-backports.sources \
     && apt-get update \
     && apt-get install -y --no-install-recommends libnghttp2-dev libssl-dev libsqlite3-dev zlib1g-dev libjemalloc-dev \
-    && apt-get install -y --no-install-recommends -t bookworm-backports libcurl4-openssl-dev libcurl4 \
+       libcurl4-openssl-dev/bookworm-backports libcurl4/bookworm-backports \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -42,12 +51,15 @@ COPY Tests ./Tests
 RUN swift build -c release --product pushrelay --static-swift-stdlib \
     && install -D "$(swift build -c release --show-bin-path)/pushrelay" /out/pushrelay
 
-# ---- Run stage --------------------------------------------------------------------------------------------------
-FROM debian:bookworm-slim
+# ---- The binary -------------------------------------------------------------------------------------------------
+FROM ${BINARY_IMAGE} AS binary
 
-# libnghttp2-14 and libssl3 are the HTTP/2 client, libcurl4 (8, from bookworm-backports as in the build stage) the
-# proxy-capable one; libsqlite3-0 the store, zlib1g inflates gzipped bodies, libjemalloc2 is the allocator;
-# ca-certificates verifies APNs, FCM and Expo. The HEALTHCHECK is `pushrelay healthcheck`, which needs no curl.
+# ---- Run stage --------------------------------------------------------------------------------------------------
+FROM ${DEBIAN_IMAGE} AS run
+
+# libnghttp2-14 and libssl3 are the HTTP/2 client, libcurl4 (8, from bookworm-backports as in the build stage, named
+# singly: `-t bookworm-backports` would upgrade unrelated packages from backports too) the proxy-capable one;
+# libsqlite3-0 the store, zlib1g inflates gzipped bodies, libjemalloc2 is the allocator; ca-certificates verifies APNs, FCM and Expo. The HEALTHCHECK is `pushrelay healthcheck`, which needs no curl.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && mirror="$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources | head -n 1)" \
     && printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
@@ -55,8 +67,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
        > /etc/apt/sources.list.d/pushrelay-backports.sources \
     && apt-get update \
     && apt-get install -y --no-install-recommends libnghttp2-14 libssl3 libsqlite3-0 zlib1g libjemalloc2 \
-       ca-certificates \
-    && apt-get install -y --no-install-recommends -t bookworm-backports libcurl4 \
+       ca-certificates libcurl4/bookworm-backports \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 
@@ -66,7 +77,7 @@ RUN groupadd --system --gid 10001 pushrelay \
     && install -d -o pushrelay -g pushrelay -m 0750 /var/lib/pushrelay \
     && install -d -m 0755 /etc/pushrelay
 
-COPY --from=build /out/pushrelay /usr/local/bin/pushrelay
+COPY --from=binary /out/pushrelay /usr/local/bin/pushrelay
 # The defaults of the image: the store in the data volume, a fixed audit chain. No ENV overrides: a variable would win
 # over the file an operator mounts here.
 COPY container/relay.conf /etc/pushrelay/relay.conf

@@ -169,6 +169,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 if [ "$from_backports" = true ]; then
     echo "bootstrap: installing libcurl 8 from $backports_suite: ${curl_packages[*]}"
-    ${as_root[@]+"${as_root[@]}"} apt-get install -y --no-install-recommends -t "$backports_suite" "${curl_packages[@]}"
+    # Named singly (package/suite): `-t` would take every upgradable dependency from backports too.
+    ${as_root[@]+"${as_root[@]}"} apt-get install -y --no-install-recommends "${curl_packages[@]/%//$backports_suite}"
 fi
 echo "bootstrap: done."
