@@ -59,7 +59,8 @@ FROM ${DEBIAN_IMAGE} AS run
 
 # libnghttp2-14 and libssl3 are the HTTP/2 client, libcurl4 (8, from bookworm-backports as in the build stage, named
 # singly: `-t bookworm-backports` would upgrade unrelated packages from backports too) the proxy-capable one;
-# libsqlite3-0 the store, zlib1g inflates gzipped bodies, libjemalloc2 is the allocator; ca-certificates verifies APNs, FCM and Expo. The HEALTHCHECK is `pushrelay healthcheck`, which needs no curl.
+# libsqlite3-0 the store, zlib1g inflates gzipped bodies, libjemalloc2 is the allocator; ca-certificates verifies
+# APNs, FCM and Expo. The HEALTHCHECK is `pushrelay healthcheck`, which needs no curl.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && mirror="$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources | head -n 1)" \
     && printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
@@ -78,8 +79,8 @@ RUN groupadd --system --gid 10001 pushrelay \
     && install -d -m 0755 /etc/pushrelay
 
 COPY --from=binary /out/pushrelay /usr/local/bin/pushrelay
-# The defaults of the image: the store in the data volume, a fixed audit chain. No ENV overrides: a variable would win
-# over the file an operator mounts here.
+# The defaults of the image: the store in the data volume, an instance id per container ("auto"). No ENV overrides: a
+# variable would win over the file an operator mounts here.
 COPY container/relay.conf /etc/pushrelay/relay.conf
 
 # Mount the configuration at /etc/pushrelay/relay.conf (see the docker run line above).
