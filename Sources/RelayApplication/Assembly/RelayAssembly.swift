@@ -40,13 +40,17 @@ package struct RelayAssembly: Sendable {
     /// The receipt pollers of the other apps with Expo, by app.
     package let appExpoReceipts: [String: ExpoReceiptPoller]
 
-    /// Opens the store named by `[store] url` and runs its migrations.
+    /// Opens the store named by `[store] url` and runs its migrations. A PostgreSQL database that does not accept
+    /// connections yet is waited for, with exponential back-off, up to `[store] connect_timeout_seconds`, each wait
+    /// logged as a warning (`Waiting for the store`).
     ///
     /// - Throws: ``RelayAssemblyError`` naming `store.url` when the URL names no store or the store does not open
-    ///   or migrate. The message never quotes the URL, which may hold a password.
-    package static func openStore(_ configuration: RelayConfiguration) async throws(RelayAssemblyError)
-        -> any PushStore
-    {
+    ///   (for PostgreSQL: no connection within the timeout, naming the address) or migrate. The message never
+    ///   quotes the URL, which may hold a password.
+    package static func openStore(
+        _ configuration: RelayConfiguration,
+        logger: Logger = Logger(label: "pushrelay.store")
+    ) async throws(RelayAssemblyError) -> any PushStore {
         let store: any PushStore
         do {
             switch configuration.store.location {
@@ -55,10 +59,25 @@ package struct RelayAssembly: Sendable {
                 store = try SQLiteStore(path: path)
             case .sqliteInMemory?: store = try SQLiteStore(path: SQLiteStore.memoryPath)
             case .postgres(let url)?:
-                let postgres = try PostgresStore(url: url, logger: Logger(label: "pushrelay.store"))
+                let postgres = try PostgresStore(url: url, logger: logger)
                 // Its connection pool runs from now on (the migrations need it) until the process ends, or until
                 // `PostgresStoreService`, listed first among the services, closes it after everything else.
                 postgres.start()
+                let address = "\(postgres.configuration.host):\(postgres.configuration.port)"
+                try await postgres.waitUntilReachable(
+                    within: .seconds(configuration.store.connectTimeoutSeconds)
+                ) { wait in
+                    logger.warning(
+                        "Waiting for the store",
+                        metadata: [
+                            "store.address": "\(address)", "store.attempt": .stringConvertible(wait.attempt),
+                            "store.waited_seconds": .stringConvertible(wait.waited.components.seconds),
+                            "store.retry_in_seconds": .stringConvertible(wait.retryIn.components.seconds),
+                            "store.connect_timeout_seconds": .stringConvertible(
+                                configuration.store.connectTimeoutSeconds),
+                            "error": "\(wait.reason)",
+                        ])
+                }
                 store = postgres
             case nil:
                 throw RelayAssemblyError.notAStoreURL

@@ -82,6 +82,7 @@ package struct ConfigurationKey: Hashable, Sendable {
     package static let storeJournalKeyFile = ConfigurationKey("store", "journal_key_file", .string)
     package static let storeRequestTimeoutMs = ConfigurationKey("store", "request_timeout_ms", .integer)
     package static let storeUnsavedLimit = ConfigurationKey("store", "unsaved_limit", .integer)
+    package static let storeConnectTimeoutSeconds = ConfigurationKey("store", "connect_timeout_seconds", .integer)
     package static let upstreamTransport = ConfigurationKey("upstream", "transport", .string)
     package static let upstreamProxy = ConfigurationKey("upstream", "proxy", .string)
     package static let upstreamCAFile = ConfigurationKey("upstream", "ca_file", .string)
@@ -148,6 +149,7 @@ package struct ConfigurationKey: Hashable, Sendable {
         storeJournalKeyFile,
         storeRequestTimeoutMs,
         storeUnsavedLimit,
+        storeConnectTimeoutSeconds,
         upstreamTransport,
         upstreamProxy,
         upstreamCAFile,

@@ -144,6 +144,9 @@ extension ConfigurationReader {
         store.requestTimeoutMs =
             integer(ConfigurationKey.storeRequestTimeoutMs, minimum: 100) ?? store.requestTimeoutMs
         store.unsavedLimit = integer(ConfigurationKey.storeUnsavedLimit, minimum: 1) ?? store.unsavedLimit
+        store.connectTimeoutSeconds =
+            integer(ConfigurationKey.storeConnectTimeoutSeconds, minimum: 1, maximum: 86_400)
+            ?? store.connectTimeoutSeconds
         return store
     }
 

@@ -24,6 +24,10 @@ extension RelayConfiguration {
         /// `unsaved_limit`: how many writes of failed commits (receipts, usage counts, audit records) are held in
         /// memory and committed again until the store takes them; at the limit, new push requests are answered 503.
         package var unsavedLimit: Int
+        /// `connect_timeout_seconds`: how long opening a PostgreSQL store waits, with exponential back-off, for the
+        /// database to accept a connection (a database that starts after the relay); then the relay exits, naming
+        /// the address.
+        package var connectTimeoutSeconds: Int
 
         package init(
             url: String = "sqlite://pushrelay.db",
@@ -31,8 +35,10 @@ extension RelayConfiguration {
             journalKeyFile: String? = nil,
             journalKey: RelayConfiguration.Secret? = nil,
             requestTimeoutMs: Int = 5_000,
-            unsavedLimit: Int = 50_000
+            unsavedLimit: Int = 50_000,
+            connectTimeoutSeconds: Int = 120
         ) {
+            self.connectTimeoutSeconds = connectTimeoutSeconds
             self.requestTimeoutMs = requestTimeoutMs
             self.unsavedLimit = unsavedLimit
             self.url = url
@@ -90,7 +96,8 @@ extension RelayConfiguration {
 
         package var description: String {
             "Store(url: \(redactedURL), directory: \(directory), journalKeyFile: \(journalKeyFile ?? "unset"), "
-                + "requestTimeoutMs: \(requestTimeoutMs), unsavedLimit: \(unsavedLimit))"
+                + "requestTimeoutMs: \(requestTimeoutMs), unsavedLimit: \(unsavedLimit), "
+                + "connectTimeoutSeconds: \(connectTimeoutSeconds))"
         }
 
         package var debugDescription: String { description }
@@ -101,6 +108,7 @@ extension RelayConfiguration {
                 children: [
                     "url": redactedURL, "directory": directory, "journalKeyFile": journalKeyFile as Any,
                     "requestTimeoutMs": requestTimeoutMs, "unsavedLimit": unsavedLimit,
+                    "connectTimeoutSeconds": connectTimeoutSeconds,
                 ],
                 displayStyle: .struct
             )
