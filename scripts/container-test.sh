@@ -82,7 +82,7 @@ compose_project=pushrelay-compose-test
 # What a run makes besides compose's: removed at the end, and at the start should an earlier run have been cut short.
 remove_containers() {
     local name
-    for name in pushrelay "$prefix-relay" "$prefix-replica-1" "$prefix-replica-2"; do
+    for name in pushrelay "$prefix-relay" "$prefix-waiting" "$prefix-replica-1" "$prefix-replica-2"; do
         podman rm -f -v -t 0 "$name" >/dev/null 2>&1 || true
     done
     for name in pushrelay-data "$prefix-data"; do podman volume rm -f "$name" >/dev/null 2>&1 || true; done
@@ -554,6 +554,24 @@ else
     podman logs "$relay_container" 2>&1 | tail -n 20
     fail "the database 30 s late: the relay was not ready 150 s after the database started ($running, $waits waits)"
 fi
+
+# SIGTERM while a relay waits for its database ends it at once, with 143: as PID 1 it would otherwise ignore the
+# signal, and `docker stop` wait for its SIGKILL.
+podman run -d --name "$prefix-waiting" -v "$compose_dir/secrets:/etc/pushrelay/secrets:ro" \
+    -e PUSHRELAY_STORE_URL=postgres://pushrelay:pushrelay@db.invalid:5432/pushrelay \
+    -e PUSHRELAY_STORE_JOURNAL_KEY_FILE=secrets/journal.key "$image" >/dev/null 2>&1
+waiting() { podman logs "$prefix-waiting" 2>&1 | grep -q 'Waiting for the store'; }
+wait_for 30 waiting || true
+stop_started=$(date +%s)
+podman stop -t 30 "$prefix-waiting" >/dev/null 2>&1 || true
+stop_seconds=$(($(date +%s) - stop_started))
+exit_code="$(podman inspect --format '{{.State.ExitCode}}' "$prefix-waiting")"
+if waiting && [ "$exit_code" = 143 ] && [ "$stop_seconds" -lt 30 ]; then
+    pass "SIGTERM while the relay waits for its database: stopped in ${stop_seconds} s, exit 143"
+else
+    fail "SIGTERM while the relay waits for its database: exit $exit_code after ${stop_seconds} s (30 s: killed)"
+fi
+podman rm -f -v -t 0 "$prefix-waiting" >/dev/null 2>&1 || true
 
 # MARK: - 8. Two replicas on one PostgreSQL (issue 39 item 5)
 

@@ -36,12 +36,18 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "pushrelay")
 
         let store: any PushStore
+        // Opening the store may wait minutes for PostgreSQL ([store] connect_timeout_seconds), before anything is
+        // written: SIGTERM and SIGINT end the process at once meanwhile. As a container's PID 1 a signal without a
+        // handler is ignored, so `docker stop` would otherwise wait for its SIGKILL. The default comes back before
+        // the instance lease is taken; the service group installs its own handlers later.
+        Self.exitOnSignals(true)
         do {
             store = try await RelayAssembly.openStore(configuration)
         } catch {
             logger.critical("The store cannot be opened", metadata: ["error": "\(error)"])
             throw ExitCode(1)
         }
+        Self.exitOnSignals(false)
         if let sqlite = store as? SQLiteStore, sqlite.createdFile {
             // Said aloud: a new database means no tenants and no keys, which a wrong path would explain.
             logger.notice(
@@ -125,6 +131,18 @@ struct ServeCommand: AsyncParsableCommand {
     static func isListenFailure(_ error: any Error) -> Bool {
         guard let io = error as? IOError else { return false }
         return [EADDRINUSE, EADDRNOTAVAIL, EACCES].contains(io.errnoCode)
+    }
+
+    /// With `true`, SIGTERM and SIGINT end the process at once (exit status 128 + the signal), as the default action
+    /// would outside a container; with `false`, their default action again.
+    static func exitOnSignals(_ immediately: Bool) {
+        for number in [SIGTERM, SIGINT] {
+            if immediately {
+                signal(number) { _exit(128 + $0) }
+            } else {
+                signal(number, SIG_DFL)
+            }
+        }
     }
 
     /// What the start line says: the version, the file read, where it listens, the providers and apps, the store
