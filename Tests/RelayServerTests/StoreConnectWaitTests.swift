@@ -50,7 +50,7 @@ import Testing
         #expect(!message.contains("secret-password"))
         let seen = waits.all
         #expect(!seen.isEmpty, "each wait is reported")
-        #expect(seen.map(\.attempt) == Array(1...seen.count))
+        #expect(seen.map(\.attempt) == (0..<seen.count).map { $0 + 1 })
         for wait in seen {
             #expect(wait.retryIn > .zero && wait.retryIn <= PostgresStore.connectBackOff(afterAttempt: wait.attempt))
         }
@@ -62,15 +62,16 @@ import Testing
         let port = try Self.closedPort()
         var configuration = RelayConfiguration.defaults(directory: "/nonexistent-pushrelay-config")
         configuration.store.url = "postgres://relay:secret-password@127.0.0.1:\(port)/pushrelay?sslmode=disable"
-        configuration.store.connectTimeoutSeconds = 7
+        configuration.store.connectTimeoutSeconds = 3
         let logs = LogCapture()
         let error = await #expect(throws: RelayAssemblyError.self) {
-            _ = try await RelayAssembly.openStore(configuration, logger: logs.logger)
+            _ = try await RelayAssembly.openStore(
+                configuration, logger: logs.logger, connectAttemptTimeout: .milliseconds(200))
         }
         let text = "\(error.map { "\($0)" } ?? "")"
         #expect(
             text.hasPrefix(
-                "store.url: the store could not be opened: no connection to PostgreSQL at 127.0.0.1:\(port) within 7 seconds"
+                "store.url: the store could not be opened: no connection to PostgreSQL at 127.0.0.1:\(port) within 3 seconds"
             ), "\(text)")
         #expect(!text.contains("secret-password"))
         let waits = logs.all.filter { $0.contains("Waiting for the store") }

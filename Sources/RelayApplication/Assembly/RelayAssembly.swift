@@ -47,9 +47,13 @@ package struct RelayAssembly: Sendable {
     /// - Throws: ``RelayAssemblyError`` naming `store.url` when the URL names no store or the store does not open
     ///   (for PostgreSQL: no connection within the timeout, naming the address) or migrate. The message never
     ///   quotes the URL, which may hold a password.
+    ///
+    /// - Parameter connectAttemptTimeout: How long one try waits for a PostgreSQL connection; `nil`, the store's 5 s
+    ///   (tests shorten it).
     package static func openStore(
         _ configuration: RelayConfiguration,
-        logger: Logger = Logger(label: "pushrelay.store")
+        logger: Logger = Logger(label: "pushrelay.store"),
+        connectAttemptTimeout: Duration? = nil
     ) async throws(RelayAssemblyError) -> any PushStore {
         let store: any PushStore
         do {
@@ -65,7 +69,8 @@ package struct RelayAssembly: Sendable {
                 postgres.start()
                 let address = "\(postgres.configuration.host):\(postgres.configuration.port)"
                 try await postgres.waitUntilReachable(
-                    within: .seconds(configuration.store.connectTimeoutSeconds)
+                    within: .seconds(configuration.store.connectTimeoutSeconds),
+                    attemptTimeout: connectAttemptTimeout ?? PostgresStore.connectAttemptTimeout
                 ) { wait in
                     logger.warning(
                         "Waiting for the store",
