@@ -52,6 +52,7 @@ extension PostgresStore {
                 }
                 reason = failure
             }
+            try Task.checkCancellation()
             let left = clock.now.duration(to: deadline)
             guard left > .zero else {
                 throw StoreError.unavailable(
