@@ -624,6 +624,19 @@ if wait_for 90 replicas_ready; then
             fi
         done
     done
+    # A third relay given replica 1's id while it runs refuses to start.
+    duplicate_status=0
+    podman run --rm --network "$network" -e "PUSHRELAY_AUDIT_INSTANCE=${instances[0]}" \
+        -v "$work/replicas/relay.conf:/etc/pushrelay/relay.conf:ro" \
+        -v "$work/replicas/simulator:/etc/pushrelay/simulator:ro" -v "$compose_dir/secrets:/etc/pushrelay/secrets:ro" \
+        "$image" >"$work/replicas/duplicate.log" 2>&1 || duplicate_status=$?
+    if [ "$duplicate_status" = 1 ] && grep -q 'Another relay runs with this instance id' "$work/replicas/duplicate.log"; then
+        pass "a third relay with replica 1's id (${instances[0]}) refuses to start: exit 1, 'Another relay runs with" \
+            "this instance id'"
+    else
+        tail -n 5 "$work/replicas/duplicate.log"
+        fail "a third relay with replica 1's id: exit $duplicate_status"
+    fi
     errors="$(tr ' ' '\n' <<<"$codes" | grep -c '^5' || true)"
     summary="$(receipts_final "http://127.0.0.1:${replica_ports[0]}" "$key_replicas" "$tickets")" && final=yes ||
         final=no
