@@ -6,10 +6,10 @@
 # Usage: scripts/container-test.sh
 #
 # What it does, in order:
-#   1. installs podman, runc, uidmap, podman-compose, debootstrap, iptables and jq from Debian if missing (through
-#      scripts/bootstrap.sh); podman runs with runc (crun fails here: "cgroups in hybrid mode not supported"), the
-#      cgroupfs cgroup manager, the file events logger, netavark, and nofile and nproc limits of 20000 and 32768
-#      (runc may not set podman's defaults here: "error setting rlimit … operation not permitted"), from a
+#   1. installs podman, runc, uidmap, podman-compose, netavark, aardvark-dns, debootstrap, iptables and jq from Debian
+#      if missing (through scripts/bootstrap.sh); podman runs with runc (crun fails here: "cgroups in hybrid mode not
+#      supported"), the cgroupfs cgroup manager, the file events logger, netavark, and nofile and nproc limits of 20000
+#      and 32768 (runc may not set podman's defaults here: "error setting rlimit … operation not permitted"), from a
 #      containers.conf of its own (CONTAINERS_CONF), so the machine's podman configuration is left alone;
 #   2. makes the base image localhost/debian:bookworm-slim with `debootstrap --variant=minbase bookworm` and
 #      `podman import` (no registry is reachable from CI), kept in $CONTAINER_TEST_CACHE (default
@@ -107,7 +107,9 @@ trap cleanup EXIT
 
 # MARK: - 1. podman
 
-packages=(podman runc uidmap podman-compose debootstrap iptables jq)
+# netavark and aardvark-dns named: podman's dependencies take either netavark or CNI's plugins, and compose's service
+# names (db) resolve only through aardvark-dns, which netavark merely recommends.
+packages=(podman runc uidmap podman-compose netavark aardvark-dns debootstrap iptables jq)
 ./scripts/bootstrap.sh "${packages[@]}" >/dev/null
 mkdir -p "$cache"
 cat >"$cache/containers.conf" <<'EOF'
