@@ -131,15 +131,7 @@ final class ConnectRequestHandler: ChannelInboundHandler {
             target.close(promise: nil)  // The client left while the target was being connected.
             return
         }
-        let (clientSide, targetSide) = ProxyGlueHandler.matchedPair()
-        do {
-            try context.pipeline.syncOperations.addHandler(clientSide)
-            try target.pipeline.syncOperations.addHandler(targetSide)
-        } catch {
-            target.close(promise: nil)
-            context.close(promise: nil)
-            return
-        }
+        guard ProxyGlueHandler.join(context.channel, target) else { return }
         self.state = .tunnelling
         self.shared.counters.withLock { $0.tunnelsOpened += 1 }
         context.writeAndFlush(
@@ -245,6 +237,21 @@ final class ProxyGlueHandler: ChannelDuplexHandler {
     private init() {}
 
     /// Two ends that know each other; add one to each channel.
+    /// Glues two channels' pipelines, on their event loops' threads, each forwarding to the other; closes both when
+    /// the handlers cannot be added. Returns whether they are joined.
+    static func join(_ client: any Channel, _ target: any Channel) -> Bool {
+        let (clientSide, targetSide) = matchedPair()
+        do {
+            try client.pipeline.syncOperations.addHandler(clientSide)
+            try target.pipeline.syncOperations.addHandler(targetSide)
+            return true
+        } catch {
+            target.close(promise: nil)
+            client.close(promise: nil)
+            return false
+        }
+    }
+
     static func matchedPair() -> (ProxyGlueHandler, ProxyGlueHandler) {
         let first = ProxyGlueHandler()
         let second = ProxyGlueHandler()

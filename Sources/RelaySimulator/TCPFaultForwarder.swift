@@ -98,15 +98,7 @@ package final class TCPFaultForwarder: Sendable {
                         client.close(promise: nil)
                         return
                     }
-                    let (clientSide, targetSide) = ProxyGlueHandler.matchedPair()
-                    do {
-                        try client.pipeline.syncOperations.addHandler(clientSide)
-                        try target.pipeline.syncOperations.addHandler(targetSide)
-                    } catch {
-                        target.close(promise: nil)
-                        client.close(promise: nil)
-                        return
-                    }
+                    guard ProxyGlueHandler.join(client, target) else { return }
                     client.setOption(.autoRead, value: true).whenFailure { _ in client.close(promise: nil) }
                 case .failure:
                     shared.counters.withLock { $0.failed += 1 }

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import Logging
+import RelaySimulator
 import RelayStore
 import RelayStorePostgres
 import Testing
@@ -124,31 +124,12 @@ import Testing
 
     /// A PostgreSQL URL, with a password, on a port of 127.0.0.1 where nothing listens.
     static func unreachableURL() throws -> String {
-        "postgres://relay:secret-password@127.0.0.1:\(try closedPort())/pushrelay?sslmode=disable"
+        "postgres://relay:secret-password@127.0.0.1:\(try RelayProcess.freePort())/pushrelay?sslmode=disable"
     }
 
     /// `host:port` of a URL of ``unreachableURL()``.
     static func address(_ url: String) -> String {
         let components = URLComponents(string: url)
         return "\(components?.host ?? ""):\(components?.port ?? 0)"
-    }
-
-    /// A port on 127.0.0.1 that nothing listens on (bound, then closed).
-    static func closedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -63,7 +63,7 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         var continuation: CheckedContinuation<Void, any Error>?
         /// What a failed commit does with it.
         var ifFailed: IfCommitFails
-        /// Identifies it for ``withdraw(_:)``.
+        /// Identifies it for ``withdraw(_:)``; 0 for one that cannot be withdrawn.
         var id: UInt64
         /// Whether it closes one of the receipts `ids`.
         func closesAny(of ids: Set<String>) -> Bool { batch.receiptCloses.contains { ids.contains($0.id) } }
@@ -173,10 +173,14 @@ package final class CommitQueue: Service, Sendable, CustomStringConvertible {
         let audit = settings.enabled ? audit : []
         if batch.isEmpty && audit.isEmpty { return }
         await waitForRoom()
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
+        // Only a submission that may be withdrawn needs an id: the others take no lock for one (0, never given).
+        let id: UInt64 =
+            withdrawal == nil
+            ? 0
+            : state.withLock { state in
+                state.nextID += 1
+                return state.nextID
+            }
         let token = withdrawal.map { $0.timer.schedule(at: $0.at) { self.withdraw(id) } }
         defer { if let token, let withdrawal { withdrawal.timer.cancel(token) } }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// The job writes the request's receipts, usage and audit records once, in one group commit after the last outcome:
 /// receipts with their outcomes, and those of the request's refused notifications (the plan's ``RecordWrites``). A
-/// request that answers before that (its deadline) stores ``provisionalWrites(journaling:)`` first: receipts as they
+/// request that answers before that (its deadline) stores ``provisionalWrites(at:)`` first: receipts as they
 /// stand, which never overwrite an outcome, and delivery journal entries for the notifications not concluded, so that a
 /// relay starting after a crash resumes them (``JournalSettings``).
 ///
@@ -111,15 +111,15 @@ final class DeliveryJob: Sendable {
     }
 
     /// The writes of a request answered before the job concluded: every receipt as ``provisionalReceipts(at:)``
-    /// gives it and, with `journaling`, a journal entry for each notification without an outcome, unless the job is
-    /// already writing its outcomes.
+    /// gives it and a journal entry for each notification without an outcome, unless the job is already writing its
+    /// outcomes (every pending receipt stored goes with its journal entry).
     ///
     /// - Throws: When an entry cannot be sealed (the system's random source failed); nothing is then journaled.
-    func provisionalWrites(journaling: Bool, at date: Date? = nil) throws -> StoreBatch {
+    func provisionalWrites(at date: Date? = nil) throws -> StoreBatch {
         let date = date ?? clock.date
         let (reports, unfinished, attempted) = state.withLock { state in
             let unfinished = items.filter { state.reports[$0.index] == nil }
-            let journals = journaling && !state.concluding && !unfinished.isEmpty
+            let journals = !state.concluding && !unfinished.isEmpty
             if journals { state.journaled = true }
             return (state.reports, journals ? unfinished : [], state.started)
         }

@@ -413,7 +413,7 @@ package final class Relay: Sendable {
         let writtenAhead = asynchronous || commits.isFailing
         if writtenAhead {
             do {
-                let ahead = try job.provisionalWrites(journaling: true, at: date)
+                let ahead = try job.provisionalWrites(at: date)
                 try await store(RecordWrites(batch: ahead), logger: requestLogger)
             } catch {
                 queue.release(reservation)
@@ -444,7 +444,7 @@ package final class Relay: Sendable {
             // is answered as unrecorded (503 when nothing else is known).
             do {
                 try await commits.submit(
-                    try job.provisionalWrites(journaling: true),
+                    try job.provisionalWrites(),
                     withdrawal: (clock.now + settings.storeRequestTimeout, queue.deadlines))
             } catch {
                 requestLogger.error(
